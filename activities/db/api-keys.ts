@@ -1,0 +1,136 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import type { Sql } from '../../infra/database/client.js';
+
+/** DESIGN.md §3: read_only may only read; standard may do all but export tokens; full all. */
+export const ACCESS_LEVELS = ['read_only', 'standard', 'full'] as const;
+export type AccessLevel = (typeof ACCESS_LEVELS)[number];
+
+export const AUDIENCES = ['backend', 'business'] as const;
+export type Audience = (typeof AUDIENCES)[number];
+
+export const MANAGEMENT_SCOPES = [
+  'funded_access:read',
+  'funded_access:manage',
+  'auth_configs:read',
+  'auth_configs:manage',
+  'approvals:read',
+  'approvals:decide',
+  'connect_settings:read',
+  'connect_settings:manage',
+] as const;
+export type Scope = (typeof MANAGEMENT_SCOPES)[number];
+
+export function defaultScopes(access: AccessLevel): Scope[] {
+  const reads = MANAGEMENT_SCOPES.filter((s) => s.endsWith(':read'));
+  switch (access) {
+    case 'read_only':
+      return reads;
+    case 'standard':
+      return [...reads, 'approvals:decide'];
+    case 'full':
+      return [...MANAGEMENT_SCOPES];
+  }
+}
+
+/** What a request is allowed to do, once its key has been recognised. */
+export interface Caller {
+  keyId: string;
+  keyName: string;
+  environmentId: string;
+  environmentName: string;
+  access: AccessLevel;
+  scopes: Scope[];
+  agentId: string;
+  audience: Audience;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  environmentName: string;
+  name: string;
+  prefix: string;
+  access: AccessLevel;
+  scopes: Scope[];
+  agentId: string;
+  audience: Audience;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface NewApiKey {
+  environmentId: string;
+  environmentName: string;
+  name: string;
+  access: AccessLevel;
+  scopes?: Scope[];
+  agentId?: string;
+  audience?: Audience;
+}
+
+function hashKey(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+/**
+ * Creates a key and returns its secret, which is never stored and never shown again. The
+ * `gk_<environment>_` prefix lets secret scanners recognise a leaked key.
+ */
+export async function createApiKey(
+  sql: Sql,
+  input: NewApiKey,
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  const key = `gk_${input.environmentName}_${randomBytes(24).toString('base64url')}`;
+  const id = uuidv7();
+  const scopes = input.scopes ?? defaultScopes(input.access);
+  const agentId = input.agentId ?? input.name;
+  const audience = input.audience ?? 'backend';
+  const prefix = key.slice(0, key.lastIndexOf('_') + 5);
+  const [row]: [{ createdAt: Date }?] = await sql`
+    insert into api_keys (id, environment_id, name, prefix, secret_hash, access, scopes, agent_id, audience)
+    values (${id}, ${input.environmentId}, ${input.name}, ${prefix}, ${hashKey(key)},
+            ${input.access}, ${scopes}, ${agentId}, ${audience})
+    returning created_at`;
+  if (!row) throw new Error('api key insert returned nothing');
+  return {
+    key,
+    record: {
+      id,
+      environmentName: input.environmentName,
+      name: input.name,
+      prefix,
+      access: input.access,
+      scopes,
+      agentId,
+      audience,
+      createdAt: row.createdAt,
+      revokedAt: null,
+    },
+  };
+}
+
+/** Finds the live key with this secret; revoked and unknown keys are indistinguishable. */
+export async function findCallerByKey(sql: Sql, key: string): Promise<Caller | null> {
+  const [row]: [Caller?] = await sql`
+    select k.id as key_id, k.name as key_name, k.environment_id, e.name as environment_name,
+           k.access, k.scopes, k.agent_id, k.audience
+    from api_keys k join environments e on e.id = k.environment_id
+    where k.secret_hash = ${hashKey(key)} and k.revoked_at is null`;
+  return row ?? null;
+}
+
+/** Revokes a key; returns false when no live key has that id. */
+export async function revokeApiKey(sql: Sql, id: string): Promise<boolean> {
+  const rows = await sql`
+    update api_keys set revoked_at = now() where id = ${id} and revoked_at is null returning id`;
+  return rows.length === 1;
+}
+
+export async function listApiKeys(sql: Sql, environmentId: string): Promise<ApiKeyRecord[]> {
+  return sql<ApiKeyRecord[]>`
+    select k.id, e.name as environment_name, k.name, k.prefix, k.access, k.scopes, k.agent_id,
+           k.audience, k.created_at, k.revoked_at
+    from api_keys k join environments e on e.id = k.environment_id
+    where k.environment_id = ${environmentId}
+    order by k.created_at`;
+}

@@ -1,0 +1,47 @@
+import type { Request, RequestHandler } from 'express';
+import { findCallerByKey } from '../../activities/db/api-keys.js';
+import type { Sql } from '../../infra/database/client.js';
+import { InvalidApiKeyError } from '../errors.js';
+
+const KEY_SHAPE = /^gk_[a-z][a-z0-9-]{0,39}_[A-Za-z0-9_-]{32}$/;
+
+/** Reads the key from either scheme: `Authorization: Bearer` (bearerKey) or `X-API-Key` (apiKey). */
+function presentedKey(req: Request): string {
+  const authorization = req.get('authorization');
+  const headerKey = req.get('x-api-key');
+  let bearer: string | undefined;
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match?.[1])
+      throw new InvalidApiKeyError('The Authorization header must be "Bearer <API key>".');
+    bearer = match[1];
+  }
+  if (bearer !== undefined && headerKey !== undefined && bearer !== headerKey.trim()) {
+    throw new InvalidApiKeyError('Authorization and X-API-Key carry different keys; send one.');
+  }
+  const key = bearer ?? headerKey?.trim();
+  if (!key) {
+    throw new InvalidApiKeyError('An API key is required: send "Authorization: Bearer <API key>".');
+  }
+  return key;
+}
+
+/**
+ * Recognises the caller. A key belongs to one environment; a caller may also name the
+ * environment it means to reach (`Gatehouse-Environment`), and a key of another environment is
+ * then refused like a wrong one.
+ */
+export function authenticate(sql: Sql): RequestHandler {
+  return async (req, res, next) => {
+    const key = presentedKey(req);
+    const caller = KEY_SHAPE.test(key) ? await findCallerByKey(sql, key) : null;
+    if (!caller) throw new InvalidApiKeyError();
+    const environment = req.get('gatehouse-environment');
+    if (environment !== undefined && environment !== caller.environmentName) {
+      throw new InvalidApiKeyError(`This key does not belong to the environment "${environment}".`);
+    }
+    res.locals.caller = caller;
+    req.log = req.log.child({ keyId: caller.keyId, environment: caller.environmentName });
+    next();
+  };
+}

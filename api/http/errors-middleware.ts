@@ -1,0 +1,68 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { ApiError, InvalidRequestError, internalError } from '../errors.js';
+
+/** Shape of the errors body-parser raises; it marks them with `type` and `status`. */
+interface BodyParserError {
+  type: string;
+  status: number;
+}
+
+function isBodyParserError(err: unknown): err is BodyParserError {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { type?: unknown }).type === 'string' &&
+    typeof (err as { status?: unknown }).status === 'number'
+  );
+}
+
+function fromBodyParser(err: BodyParserError, limit: number): ApiError | null {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      // JSON.parse's own message quotes the body, which may hold a secret: never echo it.
+      return new InvalidRequestError('The request body is not valid JSON.');
+    case 'entity.too.large':
+      return new ApiError(
+        'payload_too_large',
+        `The request body exceeds the limit of ${limit} bytes.`,
+        {
+          limit_bytes: limit,
+        },
+      );
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError(
+        'unsupported_media_type',
+        'The request body encoding or charset is not supported.',
+      );
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new InvalidRequestError('The request body was incomplete.');
+    default:
+      return null;
+  }
+}
+
+/** Unknown routes: the same envelope as every other failure. */
+export const notFound: RequestHandler = (req) => {
+  throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
+};
+
+/** The single place where thrown errors become HTTP answers. */
+export function errorHandler(options: { bodyLimitBytes: number }): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const known =
+      err instanceof ApiError
+        ? err
+        : isBodyParserError(err)
+          ? fromBodyParser(err, options.bodyLimitBytes)
+          : null;
+    const apiError = known ?? internalError();
+    if (!known) req.log.error({ err }, 'unhandled error');
+    res.status(apiError.status).set(apiError.headers).json(apiError.toEnvelope());
+  };
+}

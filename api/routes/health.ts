@@ -1,0 +1,45 @@
+import type { Client } from '@temporalio/client';
+import { Router } from 'express';
+import type { Sql } from '../../infra/database/client.js';
+import { ApiError } from '../errors.js';
+
+const CHECK_TIMEOUT_MS = 2000;
+
+async function probe(check: () => Promise<unknown>): Promise<'ok' | 'unreachable'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error('timeout'));
+    }, CHECK_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([check(), timeout]);
+    return 'ok';
+  } catch {
+    return 'unreachable';
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Liveness says the process answers; readiness says its dependencies answer too. */
+export function healthRoutes(deps: { sql: Sql; temporal: Client }): Router {
+  const router = Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const [postgres, temporal] = await Promise.all([
+      probe(() => deps.sql`select 1`),
+      probe(() => deps.temporal.workflowService.getSystemInfo({})),
+    ]);
+    const checks = { postgres, temporal };
+    if (postgres !== 'ok' || temporal !== 'ok') {
+      throw new ApiError('service_unavailable', 'A dependency of the service is unreachable.', {
+        checks,
+      });
+    }
+    res.json({ status: 'ready', checks });
+  });
+  return router;
+}

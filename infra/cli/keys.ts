@@ -1,0 +1,126 @@
+import { InvalidArgumentError } from 'commander';
+import {
+  ACCESS_LEVELS,
+  AUDIENCES,
+  MANAGEMENT_SCOPES,
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+  type AccessLevel,
+  type Audience,
+  type Scope,
+} from '../../activities/db/api-keys.js';
+import {
+  createEnvironment,
+  ENVIRONMENT_NAME,
+  findEnvironmentByName,
+  listEnvironments,
+} from '../../activities/db/environments.js';
+import type { Sql } from '../database/client.js';
+
+const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
+
+function oneOf<T extends string>(allowed: readonly T[], what: string) {
+  return (value: string): T => {
+    if (!(allowed as readonly string[]).includes(value)) {
+      throw new InvalidArgumentError(`${what} must be one of ${allowed.join(', ')}.`);
+    }
+    return value as T;
+  };
+}
+
+export const parseAccess = oneOf<AccessLevel>(ACCESS_LEVELS, 'access');
+export const parseAudience = oneOf<Audience>(AUDIENCES, 'audience');
+
+export function parseScopes(value: string): Scope[] {
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const scope of scopes) oneOf<Scope>(MANAGEMENT_SCOPES, `scope "${scope}"`)(scope);
+  return scopes as Scope[];
+}
+
+export function parseEnvironmentName(value: string): string {
+  if (!ENVIRONMENT_NAME.test(value)) {
+    throw new InvalidArgumentError('names start with a-z and hold up to 40 of a-z, 0-9 and -.');
+  }
+  return value;
+}
+
+export async function createEnvironmentCommand(sql: Sql, name: string): Promise<string> {
+  const environment = await createEnvironment(sql, name);
+  return `created environment ${environment.name} (${environment.id})`;
+}
+
+export async function listEnvironmentsCommand(sql: Sql): Promise<string> {
+  const environments = await listEnvironments(sql);
+  return (
+    environments.map((e) => `${e.name}\t${e.id}\t${e.createdAt.toISOString()}`).join('\n') ||
+    '(no environments)'
+  );
+}
+
+export interface CreateKeyOptions {
+  env: string;
+  access: AccessLevel;
+  scopes?: Scope[];
+  agent?: string;
+  audience?: Audience;
+  name?: string;
+}
+
+export async function createKeyCommand(sql: Sql, options: CreateKeyOptions): Promise<string> {
+  const environment = await findEnvironmentByName(sql, options.env);
+  if (!environment)
+    throw new Error(
+      `no environment "${options.env}" (create it with: gatehouse envs create ${options.env})`,
+    );
+  const { key, record } = await createApiKey(sql, {
+    environmentId: environment.id,
+    environmentName: environment.name,
+    name: options.name ?? `${options.access} key`,
+    access: options.access,
+    ...(options.scopes ? { scopes: options.scopes } : {}),
+    ...(options.agent ? { agentId: options.agent } : {}),
+    ...(options.audience ? { audience: options.audience } : {}),
+  });
+  return [
+    key,
+    '',
+    `id        ${record.id}`,
+    `env       ${record.environmentName}`,
+    `access    ${record.access}`,
+    `scopes    ${record.scopes.join(' ') || '(none)'}`,
+    `agent     ${record.agentId}`,
+    `audience  ${record.audience}`,
+    'Store the key now: it is shown only once.',
+  ].join('\n');
+}
+
+export async function listKeysCommand(sql: Sql, env: string): Promise<string> {
+  const environment = await findEnvironmentByName(sql, env);
+  if (!environment) throw new Error(`no environment "${env}"`);
+  const keys = await listApiKeys(sql, environment.id);
+  return (
+    keys
+      .map((k) =>
+        [
+          k.id,
+          `${k.prefix}…`,
+          k.name,
+          k.access,
+          k.agentId,
+          k.audience,
+          k.revokedAt ? 'revoked' : 'active',
+        ].join('\t'),
+      )
+      .join('\n') || '(no keys)'
+  );
+}
+
+export async function revokeKeyCommand(sql: Sql, id: string): Promise<string> {
+  if (!UUID.test(id) || !(await revokeApiKey(sql, id)))
+    throw new Error(`no active key with id ${id}`);
+  return `revoked key ${id}`;
+}

@@ -1,0 +1,104 @@
+import { Command } from 'commander';
+import { ConfigError } from '../config.js';
+import { withCliDatabase } from './cli-database.js';
+import { runDev } from './dev.js';
+import {
+  createEnvironmentCommand,
+  createKeyCommand,
+  listEnvironmentsCommand,
+  listKeysCommand,
+  parseAccess,
+  parseAudience,
+  parseEnvironmentName,
+  parseScopes,
+  revokeKeyCommand,
+  type CreateKeyOptions,
+} from './keys.js';
+import { runApi, runMigrate, runWorker } from './processes.js';
+
+/** Runs a command; failures print their message (never a stack trace) and exit 1. */
+function action<A extends unknown[]>(run: (...args: A) => Promise<unknown>) {
+  return async (...args: A) => {
+    try {
+      const output = await run(...args);
+      if (typeof output === 'string' && output) console.log(output);
+    } catch (error) {
+      const message =
+        error instanceof ConfigError || error instanceof Error ? error.message : String(error);
+      console.error(`gatehouse: ${message}`);
+      process.exitCode = 1;
+    }
+  };
+}
+
+const program = new Command('gatehouse')
+  .description(
+    'Gatehouse: act on third-party apps for your users, under policy, approval and audit.',
+  )
+  .showHelpAfterError();
+
+program
+  .command('dev')
+  .description(
+    'start the whole service locally with embedded defaults (Postgres, Temporal, demo app)',
+  )
+  .action(action(runDev));
+program.command('api').description('run the HTTP API (production process)').action(action(runApi));
+program
+  .command('worker')
+  .description('run the Temporal worker (production process)')
+  .action(action(runWorker));
+program
+  .command('migrate')
+  .description('bring the database schema up to date')
+  .action(action(runMigrate));
+program
+  .command('tools')
+  .description(
+    'install the pinned Temporal binaries into .tools/ when they are not on this machine',
+  )
+  .action(
+    action(async () => {
+      const { ensureTemporalBinaries } = await import('../tools/temporal-binaries.js');
+      const { cli, testServer } = await ensureTemporalBinaries();
+      return `temporal: ${cli}\ntemporal-test-server: ${testServer}`;
+    }),
+  );
+
+const envs = program.command('envs').description('manage environments');
+envs
+  .command('create')
+  .argument('<name>', 'environment name, e.g. production', parseEnvironmentName)
+  .action(action((name: string) => withCliDatabase((sql) => createEnvironmentCommand(sql, name))));
+envs.command('list').action(action(() => withCliDatabase(listEnvironmentsCommand)));
+
+const keys = program.command('keys').description('manage API keys');
+keys
+  .command('create')
+  .requiredOption('--env <name>', 'environment the key belongs to')
+  .requiredOption('--access <level>', 'read_only | standard | full', parseAccess)
+  .option(
+    '--scopes <list>',
+    'comma-separated management scopes (default: by access level)',
+    parseScopes,
+  )
+  .option('--agent <id>', 'agent id that policies govern (default: the key name)')
+  .option('--audience <audience>', 'backend | business (default: backend)', parseAudience)
+  .option('--name <name>', 'a label for the key')
+  .action(
+    action((options: CreateKeyOptions) => withCliDatabase((sql) => createKeyCommand(sql, options))),
+  );
+keys
+  .command('list')
+  .requiredOption('--env <name>')
+  .action(
+    action((options: { env: string }) =>
+      withCliDatabase((sql) => listKeysCommand(sql, options.env)),
+    ),
+  );
+keys
+  .command('revoke')
+  .argument('<id>', 'key id')
+  .action(action((id: string) => withCliDatabase((sql) => revokeKeyCommand(sql, id))));
+
+await program.parseAsync();

@@ -1,0 +1,51 @@
+import { startApiServer } from '../../api/server.js';
+import { createWorker } from '../../worker/worker.js';
+import { loadConfig } from '../config.js';
+import { createSql } from '../database/client.js';
+import { migrate } from '../database/migrate.js';
+import { createLogger } from '../logger.js';
+import { connectClient, connectWorker } from '../temporal/connection.js';
+import { installTemporalRuntime } from '../temporal/runtime.js';
+import { untilShutdownSignal } from './signals.js';
+
+/** `gatehouse api`: the stateless HTTP process; run as many as the load needs. */
+export async function runApi(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger({ level: config.logLevel, name: 'gatehouse-api' });
+  await migrate(config.database.url);
+  const sql = createSql(config.database.url, { max: config.database.poolSize });
+  const temporal = await connectClient(config.temporal);
+  const api = await startApiServer({ config, sql, temporal, logger });
+  logger.info({ url: api.url }, 'api listening');
+  await untilShutdownSignal();
+  logger.info('api shutting down');
+  await api.close();
+  await temporal.connection.close();
+  await sql.end({ timeout: 5 });
+}
+
+/** `gatehouse worker`: runs workflows and activities; Temporal's runtime drains it on SIGINT/SIGTERM. */
+export async function runWorker(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger({ level: config.logLevel, name: 'gatehouse-worker' });
+  await migrate(config.database.url);
+  const sql = createSql(config.database.url, { max: config.database.poolSize });
+  installTemporalRuntime(logger, { handleSignals: true });
+  const connection = await connectWorker(config.temporal);
+  const worker = await createWorker({ config, sql, logger, connection });
+  logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
+  await worker.run();
+  await connection.close();
+  await sql.end({ timeout: 5 });
+  logger.info('worker stopped');
+}
+
+/** `gatehouse migrate`: brings the schema up to date, for deploy pipelines. */
+export async function runMigrate(): Promise<string> {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is required for `gatehouse migrate`');
+  const result = await migrate(url);
+  return result.applied.length
+    ? `applied ${result.applied.join(', ')}; schema version ${result.version}`
+    : `schema already at version ${result.version}`;
+}

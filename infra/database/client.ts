@@ -1,0 +1,14 @@
+import postgres from 'postgres';
+
+/** The one way processes get a Postgres handle. Columns are snake_case in SQL, camelCase in TS. */
+export type Sql = postgres.Sql<Record<string, unknown>>;
+
+export function createSql(url: string, options: { max?: number } = {}): Sql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    transform: postgres.camel,
+    // Notices (e.g. "relation already exists, skipping") are expected during migrations.
+    onnotice: () => undefined,
+    connection: { application_name: 'gatehouse' },
+  });
+}

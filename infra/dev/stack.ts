@@ -1,0 +1,187 @@
+import path from 'node:path';
+import { findCallerByKey, createApiKey } from '../../activities/db/api-keys.js';
+import { createAuthConfig, findEnabledAuthConfig } from '../../activities/db/auth-configs.js';
+import { ensureEnvironment } from '../../activities/db/environments.js';
+import { startApiServer } from '../../api/server.js';
+import { createWorker } from '../../worker/worker.js';
+import { LOCAL_DATABASE, localPostgresDir } from '../cli/cli-database.js';
+import { loadConfig, type Config } from '../config.js';
+import { createSql, type Sql } from '../database/client.js';
+import { migrate } from '../database/migrate.js';
+import { startDemoApp } from '../demo-app/index.js';
+import type { Logger } from '../logger.js';
+import { connectClient, connectWorker } from '../temporal/connection.js';
+import { installTemporalRuntime } from '../temporal/runtime.js';
+import { resolveTemporalCli } from '../tools/temporal-binaries.js';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { freePort } from './free-port.js';
+import { dataDir, loadOrCreateLocalState, saveLocalState, type LocalState } from './local-state.js';
+import { startTemporalDevServer } from './temporal-dev-server.js';
+
+export const DEV_ENVIRONMENT = 'development';
+export const DEMO_APP = 'acme';
+/** Where the hosted connect flow receives the OAuth redirect (served by the API). */
+export const CONNECT_CALLBACK_PATH = '/connect/callback';
+
+export interface DevStack {
+  apiUrl: string;
+  docsUrl: string;
+  temporalUiUrl: string | null;
+  temporalAddress: string;
+  demoAppUrl: string;
+  databaseUrl: string;
+  externalDatabase: boolean;
+  apiKey: string;
+  stop(): Promise<void>;
+}
+
+/** Seeds what makes the demo work out of the box: the environment, a key, the acme client. */
+async function seedDevelopment(sql: Sql, config: Config, state: LocalState): Promise<string> {
+  const environment = await ensureEnvironment(sql, DEV_ENVIRONMENT);
+  let key = state.developmentKey;
+  if (!key || !(await findCallerByKey(sql, key))) {
+    key = (
+      await createApiKey(sql, {
+        environmentId: environment.id,
+        environmentName: environment.name,
+        name: 'gatehouse dev',
+        access: 'full',
+        agentId: 'dev',
+      })
+    ).key;
+    await saveLocalState({ ...state, developmentKey: key });
+  }
+  if (!(await findEnabledAuthConfig(sql, environment.id, DEMO_APP))) {
+    await createAuthConfig(sql, config.encryption, {
+      environmentId: environment.id,
+      app: DEMO_APP,
+      name: 'Acme demo app (gatehouse dev)',
+      clientId: state.demoApp.clientId,
+      clientSecret: state.demoApp.clientSecret,
+    });
+  }
+  return key;
+}
+
+/**
+ * `gatehouse dev`: the whole service on one machine with embedded defaults. Anything already
+ * set in the environment (DATABASE_URL, TEMPORAL_ADDRESS, API_PORT, …) wins over the defaults.
+ */
+export async function startDevStack(logger: Logger): Promise<DevStack> {
+  const state = await loadOrCreateLocalState();
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const step of stops.reverse()) {
+      await step().catch((error: unknown) => {
+        logger.error({ err: error }, 'stop failed');
+      });
+    }
+  };
+  try {
+    const ports = {
+      postgres: await freePort(state.postgres.port),
+      temporal: await freePort(state.temporal.port),
+      temporalUi: await freePort(state.temporal.uiPort),
+      api: Number(process.env.API_PORT ?? (await freePort(state.api.port))),
+      demoApp: await freePort(state.demoApp.port),
+    };
+    await saveLocalState({
+      ...state,
+      postgres: { ...state.postgres, port: ports.postgres },
+      temporal: { port: ports.temporal, uiPort: ports.temporalUi },
+      api: { port: ports.api },
+      demoApp: { ...state.demoApp, port: ports.demoApp },
+    });
+
+    let databaseUrl = process.env.DATABASE_URL;
+    if (!databaseUrl) {
+      const pg = await startEmbeddedPostgres({
+        directory: localPostgresDir,
+        port: ports.postgres,
+        password: state.postgres.password,
+        onLog: (line) => {
+          logger.debug({ component: 'postgres' }, line.trim());
+        },
+      });
+      stops.push(() => pg.stop());
+      await pg.ensureDatabase(LOCAL_DATABASE);
+      databaseUrl = pg.url(LOCAL_DATABASE);
+    }
+
+    let temporalAddress = process.env.TEMPORAL_ADDRESS;
+    let temporalUiUrl: string | null = null;
+    if (!temporalAddress) {
+      const server = await startTemporalDevServer({
+        cli: await resolveTemporalCli(),
+        port: ports.temporal,
+        uiPort: ports.temporalUi,
+        dbFile: path.join(dataDir, 'temporal.sqlite'),
+        namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+        onLog: (line) => {
+          logger.info({ component: 'temporal' }, line);
+        },
+      });
+      stops.push(() => server.stop());
+      temporalAddress = server.address;
+      temporalUiUrl = server.uiUrl;
+    }
+
+    const config = loadConfig({
+      ENCRYPTION_KEY: state.encryptionKey,
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      API_PORT: String(ports.api),
+    });
+
+    const demoApp = await startDemoApp({
+      port: ports.demoApp,
+      dataDir: path.join(dataDir, 'demo-app'),
+      clients: [
+        {
+          clientId: state.demoApp.clientId,
+          clientSecret: state.demoApp.clientSecret,
+          redirectUris: [`${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`],
+        },
+      ],
+      logger: logger.child({ component: 'demo-app' }),
+    });
+    stops.push(() => demoApp.stop());
+
+    await migrate(config.database.url);
+    const sql = createSql(config.database.url, { max: config.database.poolSize });
+    stops.push(() => sql.end({ timeout: 5 }));
+    const apiKey = await seedDevelopment(sql, config, state);
+
+    // One process hosts API and worker here, so the worker must not take over Ctrl-C.
+    installTemporalRuntime(logger, { handleSignals: false });
+    const connection = await connectWorker(config.temporal);
+    stops.push(() => connection.close());
+    const worker = await createWorker({ config, sql, logger, connection });
+    const running = worker.run();
+    stops.push(async () => {
+      worker.shutdown();
+      await running;
+    });
+
+    const temporal = await connectClient(config.temporal);
+    stops.push(() => temporal.connection.close());
+    const api = await startApiServer({ config, sql, temporal, logger });
+    stops.push(() => api.close());
+
+    return {
+      apiUrl: api.url,
+      docsUrl: `${api.url}/docs`,
+      temporalUiUrl,
+      temporalAddress,
+      demoAppUrl: demoApp.url,
+      databaseUrl: config.database.url,
+      externalDatabase: Boolean(process.env.DATABASE_URL),
+      apiKey,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

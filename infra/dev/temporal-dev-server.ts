@@ -1,0 +1,119 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Connection } from '@temporalio/client';
+import { searchAttributes } from '../../workflows/search-attributes.js';
+import { ensureSearchAttributes } from '../temporal/search-attributes.js';
+
+export interface TemporalDevServer {
+  address: string;
+  uiUrl: string | null;
+  stop(): Promise<void>;
+}
+
+export interface TemporalDevServerOptions {
+  /** Path of the `temporal` CLI (see infra/tools/temporal-binaries.ts). */
+  cli: string;
+  port: number;
+  /** Web UI port; null runs headless (tests). */
+  uiPort: number | null;
+  /** SQLite file that keeps workflows across restarts; in memory when absent. */
+  dbFile?: string;
+  namespace: string;
+  onLog?: (line: string) => void;
+  readyTimeoutMs?: number;
+}
+
+async function waitUntilServing(
+  address: string,
+  child: ChildProcess,
+  timeoutMs: number,
+  output: () => string,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`Temporal dev server exited with code ${child.exitCode}:\n${output()}`);
+    }
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `Temporal dev server on ${address} not ready after ${timeoutMs} ms:\n${output()}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/**
+ * The Temporal CLI's single-process server with our search attributes registered, so local runs
+ * and tests use the same server binary as `temporal server start-dev` users know.
+ */
+export async function startTemporalDevServer(
+  options: TemporalDevServerOptions,
+): Promise<TemporalDevServer> {
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--log-level',
+    'warn',
+  ];
+  args.push('--namespace', options.namespace);
+  if (options.dbFile) args.push('--db-filename', options.dbFile);
+  if (options.uiPort === null) args.push('--headless');
+  else args.push('--ui-port', String(options.uiPort), '--ui-disable-news-fetch');
+  for (const key of Object.values(searchAttributes))
+    args.push('--search-attribute', `${key.name}=Keyword`);
+
+  const child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let recent = '';
+  const collect = (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    recent = (recent + text).slice(-4000);
+    for (const line of text.split('\n')) if (line.trim()) options.onLog?.(line);
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      resolve();
+    }),
+  );
+
+  const address = `127.0.0.1:${options.port}`;
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(killer);
+  };
+  try {
+    await waitUntilServing(address, child, options.readyTimeoutMs ?? 60_000, () => recent);
+    const connection = await Connection.connect({ address });
+    try {
+      await ensureSearchAttributes(connection, options.namespace);
+    } finally {
+      await connection.close();
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    address,
+    uiUrl: options.uiPort === null ? null : `http://127.0.0.1:${options.uiPort}`,
+    stop,
+  };
+}

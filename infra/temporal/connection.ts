@@ -1,0 +1,38 @@
+import { readFile } from 'node:fs/promises';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import type { Config } from '../config.js';
+
+type TemporalConfig = Config['temporal'];
+
+interface ConnectionSettings {
+  address: string;
+  tls?: { clientCertPair?: { crt: Buffer; key: Buffer } } | boolean;
+  apiKey?: string;
+}
+
+async function settings(config: TemporalConfig): Promise<ConnectionSettings> {
+  const base: ConnectionSettings = { address: config.address };
+  if (config.apiKey) base.apiKey = config.apiKey;
+  if (config.tlsCertPath && config.tlsKeyPath) {
+    const [crt, key] = await Promise.all([
+      readFile(config.tlsCertPath),
+      readFile(config.tlsKeyPath),
+    ]);
+    base.tls = { clientCertPair: { crt, key } };
+  } else if (config.tls) {
+    base.tls = true;
+  }
+  return base;
+}
+
+/** The API's handle on Temporal: starts, updates and signals workflows. */
+export async function connectClient(config: TemporalConfig): Promise<Client> {
+  const connection = await Connection.connect(await settings(config));
+  return new Client({ connection, namespace: config.namespace });
+}
+
+/** The worker's connection (the Rust core's own gRPC client). */
+export async function connectWorker(config: TemporalConfig): Promise<NativeConnection> {
+  return NativeConnection.connect(await settings(config));
+}

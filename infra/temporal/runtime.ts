@@ -1,0 +1,46 @@
+import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
+import { Runtime } from '@temporalio/worker';
+import type { Logger } from '../logger.js';
+
+const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
+
+/** Sends the SDK's own logs (worker state, workflow and activity logs) through our pino logger. */
+class PinoTemporalLogger implements TemporalLogger {
+  constructor(private readonly logger: Logger) {}
+  log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    this.logger[levels[level]]({ ...meta, component: 'temporal-sdk' }, message);
+  }
+  trace(message: string, meta?: LogMetadata): void {
+    this.log('TRACE', message, meta);
+  }
+  debug(message: string, meta?: LogMetadata): void {
+    this.log('DEBUG', message, meta);
+  }
+  info(message: string, meta?: LogMetadata): void {
+    this.log('INFO', message, meta);
+  }
+  warn(message: string, meta?: LogMetadata): void {
+    this.log('WARN', message, meta);
+  }
+  error(message: string, meta?: LogMetadata): void {
+    this.log('ERROR', message, meta);
+  }
+}
+
+/**
+ * Installs the worker runtime once per process. `handleSignals` is false where the process stops
+ * its own services in order (`gatehouse dev`, tests); the standalone worker lets the SDK drain
+ * on SIGINT/SIGTERM.
+ */
+export function installTemporalRuntime(logger: Logger, options: { handleSignals: boolean }): void {
+  Runtime.install({
+    logger: new PinoTemporalLogger(logger),
+    shutdownSignals: options.handleSignals ? ['SIGINT', 'SIGTERM'] : [],
+  });
+}

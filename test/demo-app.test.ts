@@ -1,0 +1,444 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import * as oauth from 'openid-client';
+import { z } from 'zod';
+import { startDemoApp, type DemoApp, type DemoClient } from '../infra/demo-app/index.js';
+
+// Nothing listens on port 9: the flow stops at the redirect and reads its Location header.
+const REDIRECT_URI = 'http://127.0.0.1:9/oauth/callback';
+const CLIENT: DemoClient = {
+  clientId: 'gatehouse-test',
+  clientSecret: 'test-only-secret',
+  redirectUris: [REDIRECT_URI],
+};
+const ALL_SCOPES = 'tasks:read tasks:write offline_access';
+
+type Tokens = oauth.TokenEndpointResponse & oauth.TokenEndpointResponseHelpers;
+
+/** Just enough of a browser cookie store for one origin. */
+class CookieJar {
+  readonly #cookies = new Map<string, string>();
+
+  header(): string {
+    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  store(res: Response): void {
+    for (const cookie of res.headers.getSetCookie()) {
+      const [pair = ''] = cookie.split(';');
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(cookie)) this.#cookies.delete(name);
+      else this.#cookies.set(name, value);
+    }
+  }
+}
+
+function discover(app: DemoApp, client: DemoClient = CLIENT): Promise<oauth.Configuration> {
+  return oauth.discovery(new URL(app.url), client.clientId, client.clientSecret, undefined, {
+    // Deprecated only as a warning sign; the demo app is plain http on loopback by design.
+    // eslint-disable-next-line @typescript-eslint/no-deprecated
+    execute: [oauth.allowInsecureRequests],
+  });
+}
+
+interface FlowOptions {
+  username?: string;
+  decision?: 'allow' | 'deny';
+  scope?: string;
+  prompt?: string;
+  /** Called with each interaction page's HTML. */
+  onPage?: (html: string) => void;
+}
+
+interface FlowResult {
+  callbackUrl: URL;
+  verifier: string;
+  state: string;
+}
+
+/** The browser's part: authorize → consent page → POST the form → redirect to the client. */
+async function authorize(config: oauth.Configuration, options: FlowOptions): Promise<FlowResult> {
+  const jar = new CookieJar();
+  const verifier = oauth.randomPKCECodeVerifier();
+  const state = oauth.randomState();
+  let url = oauth.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT_URI,
+    scope: options.scope ?? ALL_SCOPES,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
+  });
+  let form: string | undefined;
+  for (let hop = 0; hop < 10; hop += 1) {
+    const res = await fetch(url, {
+      method: form === undefined ? 'GET' : 'POST',
+      redirect: 'manual',
+      headers: {
+        cookie: jar.header(),
+        ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+      },
+      ...(form === undefined ? {} : { body: form }),
+    });
+    jar.store(res);
+    const html = await res.text();
+    const location = res.headers.get('location');
+    form = undefined;
+    if (location !== null) {
+      url = new URL(location, url);
+      if (url.href.startsWith(REDIRECT_URI)) return { callbackUrl: url, verifier, state };
+      continue;
+    }
+    expect(res.status).toBe(200);
+    options.onPage?.(html);
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    if (action === undefined) throw new Error(`no form on page: ${html}`);
+    url = new URL(action, url);
+    const fields = { username: options.username ?? 'alice', decision: options.decision ?? 'allow' };
+    form = new URLSearchParams(fields).toString();
+  }
+  throw new Error('authorization flow did not reach the redirect_uri');
+}
+
+async function connect(app: DemoApp, options: FlowOptions = {}): Promise<Tokens> {
+  const config = await discover(app);
+  const { callbackUrl, verifier, state } = await authorize(config, options);
+  return oauth.authorizationCodeGrant(config, callbackUrl, {
+    pkceCodeVerifier: verifier,
+    expectedState: state,
+  });
+}
+
+function refreshTokenOf(tokens: Tokens): string {
+  if (tokens.refresh_token === undefined) throw new Error('no refresh token issued');
+  return tokens.refresh_token;
+}
+
+interface ApiResult {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+async function call(app: DemoApp, path: string, init: RequestInit = {}): Promise<ApiResult> {
+  const res = await fetch(new URL(path, app.url), init);
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+function api(
+  app: DemoApp,
+  token: string,
+  path: string,
+  method = 'GET',
+  body?: unknown,
+): Promise<ApiResult> {
+  return call(app, path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+function admin(app: DemoApp, path: string, body?: unknown): Promise<ApiResult> {
+  return call(app, `/__admin${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body ?? {}),
+  });
+}
+
+const taskSchema = z.object({ id: z.string(), title: z.string(), status: z.string() });
+
+describe('demo app (Acme Tasks)', () => {
+  let app: DemoApp;
+
+  beforeAll(async () => {
+    app = await startDemoApp({ clients: [CLIENT] });
+  });
+
+  afterAll(async () => {
+    await app.stop();
+  });
+
+  afterEach(() => {
+    app.faults.reset();
+  });
+
+  it('publishes OAuth metadata for plain OAuth 2.0 clients', async () => {
+    const { body } = await call(app, '/.well-known/openid-configuration');
+    expect(body).toMatchObject({
+      issuer: app.url,
+      token_endpoint: `${app.url}/token`,
+      revocation_endpoint: `${app.url}/token/revocation`,
+      code_challenge_methods_supported: ['S256'],
+      response_types_supported: ['code'],
+      scopes_supported: expect.arrayContaining(['tasks:read', 'tasks:write', 'offline_access']),
+    });
+    expect((await call(app, '/.well-known/oauth-authorization-server')).body).toEqual(body);
+  });
+
+  it('runs the code flow with PKCE and serves the tasks API to the token', async () => {
+    const pages: string[] = [];
+    const tokens = await connect(app, { username: 'alice', onPage: (html) => pages.push(html) });
+    expect(pages).toHaveLength(1);
+    expect(pages[0]).toContain('<h1>Acme Tasks</h1>');
+    expect(pages[0]).toContain('<label for="username">Username</label>');
+    expect(pages[0]).toMatch(/<button type="submit" name="decision" value="deny"/);
+    expect(tokens.token_type.toLowerCase()).toBe('bearer');
+    expect(tokens.expires_in).toBeGreaterThan(3500);
+    // oidc-provider drops offline_access unless prompt=consent; the refresh token comes anyway.
+    expect(tokens.scope?.split(' ').sort()).toEqual(['tasks:read', 'tasks:write']);
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+
+    const token = tokens.access_token;
+    expect((await api(app, token, '/me')).body).toEqual({ id: 'alice' });
+    const created = await api(app, token, '/tasks', 'POST', { title: 'Write tests', notes: 'x' });
+    expect(created.status).toBe(201);
+    const task = taskSchema.parse(created.body);
+    expect(task).toMatchObject({ title: 'Write tests', status: 'open' });
+    expect(task.id).toMatch(/^t_/);
+
+    const patched = await api(app, token, `/tasks/${task.id}`, 'PATCH', { status: 'done' });
+    expect(patched.body).toMatchObject({ id: task.id, status: 'done', notes: 'x' });
+    expect((await api(app, token, '/tasks?status=done')).body).toEqual({ tasks: [patched.body] });
+    expect((await api(app, token, '/tasks?status=open')).body).toEqual({ tasks: [] });
+    expect((await api(app, token, `/tasks/${task.id}`)).body).toEqual(patched.body);
+
+    const invalid = await api(app, token, '/tasks', 'POST', { title: '' });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body).toMatchObject({ error: 'validation_failed', details: expect.any(Array) });
+    expect((await api(app, token, `/tasks/${task.id}`, 'PATCH', { status: 'x' })).status).toBe(422);
+
+    // Tasks belong to the account: bob sees none of alice's.
+    const bob = (await connect(app, { username: 'bob' })).access_token;
+    expect((await api(app, bob, '/tasks')).body).toEqual({ tasks: [] });
+    expect((await api(app, bob, `/tasks/${task.id}`)).status).toBe(404);
+    expect((await api(app, bob, `/tasks/${task.id}`, 'DELETE')).status).toBe(404);
+
+    expect((await api(app, token, `/tasks/${task.id}`, 'DELETE')).status).toBe(204);
+    expect((await api(app, token, `/tasks/${task.id}`)).body).toEqual({ error: 'not_found' });
+  });
+
+  it('rejects missing or unknown tokens with 401 and WWW-Authenticate', async () => {
+    for (const res of [await call(app, '/tasks'), await api(app, 'not-a-token', '/me')]) {
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/);
+      expect(res.body).toEqual({ error: 'invalid_token' });
+    }
+  });
+
+  it('enforces scopes and still issues a refresh token without offline_access', async () => {
+    const tokens = await connect(app, { username: 'reader', scope: 'tasks:read' });
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+    expect((await api(app, tokens.access_token, '/tasks')).status).toBe(200);
+    const write = await api(app, tokens.access_token, '/tasks', 'POST', { title: 'nope' });
+    expect(write.status).toBe(403);
+    expect(write.body).toMatchObject({ error: 'insufficient_scope' });
+
+    const consented = await connect(app, { scope: ALL_SCOPES, prompt: 'consent' });
+    expect(consented.scope?.split(' ')).toContain('offline_access');
+  });
+
+  it('issues a verifiable ID token when openid is requested', async () => {
+    const tokens = await connect(app, { username: 'oidc-user', scope: 'openid tasks:read' });
+    expect(tokens.claims()?.sub).toBe('oidc-user');
+  });
+
+  it('returns error=access_denied to the client when the user denies', async () => {
+    const config = await discover(app);
+    const { callbackUrl, state } = await authorize(config, { decision: 'deny' });
+    expect(callbackUrl.searchParams.get('error')).toBe('access_denied');
+    expect(callbackUrl.searchParams.get('state')).toBe(state);
+    expect(callbackUrl.searchParams.has('code')).toBe(false);
+  });
+
+  it('rotates refresh tokens; reusing an old one is invalid_grant', async () => {
+    const config = await discover(app);
+    const first = await connect(app, { username: 'rotator' });
+    const second = await oauth.refreshTokenGrant(config, refreshTokenOf(first));
+    expect(second.refresh_token).toEqual(expect.any(String));
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect(second.access_token).not.toBe(first.access_token);
+    expect(second.scope?.split(' ')).toContain('tasks:write');
+    expect((await api(app, second.access_token, '/me')).body).toEqual({ id: 'rotator' });
+
+    await expect(oauth.refreshTokenGrant(config, refreshTokenOf(first))).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    // Reuse of a rotated token is treated as theft: the whole grant is revoked.
+    await expect(oauth.refreshTokenGrant(config, refreshTokenOf(second))).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+  });
+
+  it('revoke-grant kills the account’s refresh and access tokens', async () => {
+    const config = await discover(app);
+    const tokens = await connect(app, { username: 'carol' });
+    const revoked = await admin(app, '/revoke-grant', { account: 'carol' });
+    expect(revoked.body).toEqual({ revokedGrants: 1 });
+    expect((await api(app, tokens.access_token, '/me')).status).toBe(401);
+    await expect(oauth.refreshTokenGrant(config, refreshTokenOf(tokens))).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    // The user can connect again afterwards.
+    expect((await connect(app, { username: 'carol' })).access_token).toEqual(expect.any(String));
+  });
+
+  it('supports RFC 7009 revocation of a refresh token', async () => {
+    const config = await discover(app);
+    const tokens = await connect(app, { username: 'dave' });
+    await oauth.tokenRevocation(config, refreshTokenOf(tokens));
+    await expect(oauth.refreshTokenGrant(config, refreshTokenOf(tokens))).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    expect((await api(app, tokens.access_token, '/me')).status).toBe(401);
+  });
+
+  it('answers faults on the API only, counting down `times`', async () => {
+    const config = await discover(app);
+    const tokens = await connect(app, { username: 'erin' });
+    const token = tokens.access_token;
+
+    await admin(app, '/faults', { mode: 'rate_limit', retryAfterSeconds: 7, times: 2 });
+    for (let i = 0; i < 2; i += 1) {
+      const limited = await api(app, token, '/tasks');
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toBe('7');
+    }
+    expect((await api(app, token, '/tasks')).status).toBe(200);
+
+    await admin(app, '/faults', { mode: 'unavailable', retryAfterSeconds: 3 });
+    const down = await api(app, token, '/me');
+    expect(down).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect(down.headers.get('retry-after')).toBe('3');
+    expect((await api(app, token, '/me')).status).toBe(503);
+    // The OAuth endpoints keep working while the API is down.
+    const refreshed = await oauth.refreshTokenGrant(config, refreshTokenOf(tokens));
+    expect((await call(app, '/__admin/faults', { method: 'DELETE' })).status).toBe(204);
+    expect((await api(app, refreshed.access_token, '/me')).status).toBe(200);
+
+    app.faults.set({ mode: 'bad_request', times: 1 });
+    const bad = await api(app, token, '/tasks');
+    expect(bad).toMatchObject({ status: 400, body: { error: 'bad_request' } });
+    expect(app.faults.current().mode).toBe('none');
+
+    await admin(app, '/faults', { mode: 'slow', delayMs: 300, times: 1 });
+    const started = Date.now();
+    const slow = await api(app, refreshed.access_token, '/me');
+    expect(slow.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+
+    expect((await admin(app, '/faults', { mode: 'explode' })).status).toBe(422);
+  });
+
+  it('counts token endpoint requests by grant type, revocations and API calls', async () => {
+    const config = await discover(app);
+    expect((await admin(app, '/stats/reset')).status).toBe(204);
+    const tokens = await connect(app, { username: 'frank' });
+    const refreshed = await oauth.refreshTokenGrant(config, refreshTokenOf(tokens));
+    await expect(oauth.refreshTokenGrant(config, 'garbage')).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    await api(app, refreshed.access_token, '/me');
+    await api(app, refreshed.access_token, '/tasks');
+    await oauth.tokenRevocation(config, refreshTokenOf(refreshed));
+
+    const expected = {
+      tokenRequests: { authorization_code: 1, refresh_token: 2 },
+      revocations: 1,
+      apiRequests: 2,
+    };
+    expect((await call(app, '/__admin/stats')).body).toEqual(expected);
+    expect(app.stats()).toEqual(expected);
+    app.resetStats();
+    expect(app.stats().apiRequests).toBe(0);
+  });
+
+  it('registers and replaces clients at runtime', async () => {
+    const second: DemoClient = { ...CLIENT, clientId: 'second-app', clientSecret: 'one' };
+    await app.registerClient(second);
+    const config = await discover(app, second);
+    const { callbackUrl, verifier, state } = await authorize(config, { username: 'gina' });
+    const tokens = await oauth.authorizationCodeGrant(config, callbackUrl, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
+
+    const replaced = await admin(app, '/clients', { ...second, clientSecret: 'two' });
+    expect(replaced.status).toBe(204);
+    await expect(oauth.refreshTokenGrant(config, refreshTokenOf(tokens))).rejects.toMatchObject({
+      error: 'invalid_client',
+    });
+    const newConfig = await discover(app, { ...second, clientSecret: 'two' });
+    await expect(oauth.refreshTokenGrant(newConfig, refreshTokenOf(tokens))).resolves.toEqual(
+      expect.objectContaining({ access_token: expect.any(String) }),
+    );
+  });
+});
+
+describe('demo app with a short access-token TTL', () => {
+  it('answers 401 once the access token has expired, and refresh recovers', async () => {
+    const app = await startDemoApp({ clients: [CLIENT], accessTokenTtlSeconds: 1 });
+    try {
+      const tokens = await connect(app, { username: 'tina' });
+      expect(tokens.expires_in).toBe(1);
+      expect((await api(app, tokens.access_token, '/me')).status).toBe(200);
+      let status = 200;
+      for (let i = 0; i < 40 && status === 200; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        status = (await api(app, tokens.access_token, '/me')).status;
+      }
+      expect(status).toBe(401);
+      const refreshed = await oauth.refreshTokenGrant(await discover(app), refreshTokenOf(tokens));
+      expect((await api(app, refreshed.access_token, '/me')).status).toBe(200);
+
+      expect((await admin(app, '/token-ttl', { accessTokenTtlSeconds: 600 })).status).toBe(200);
+      const longer = await oauth.refreshTokenGrant(await discover(app), refreshTokenOf(refreshed));
+      expect(longer.expires_in).toBe(600);
+    } finally {
+      await app.stop();
+    }
+  });
+});
+
+describe('demo app with a data directory', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'demo-app-'));
+  });
+
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps grants, tokens and tasks across a restart', async () => {
+    const first = await startDemoApp({ clients: [CLIENT], dataDir });
+    const port = new URL(first.url).port;
+    let tokens: Tokens;
+    try {
+      tokens = await connect(first, { username: 'persistent' });
+      await api(first, tokens.access_token, '/tasks', 'POST', { title: 'Survive a restart' });
+    } finally {
+      await first.stop();
+    }
+
+    const second = await startDemoApp({ clients: [CLIENT], dataDir, port: Number(port) });
+    try {
+      expect(second.url).toBe(first.url);
+      const config = await discover(second);
+      // The access token from before the restart is still valid, as is the refresh token.
+      expect((await api(second, tokens.access_token, '/me')).body).toEqual({ id: 'persistent' });
+      const refreshed = await oauth.refreshTokenGrant(config, refreshTokenOf(tokens));
+      const list = await api(second, refreshed.access_token, '/tasks');
+      expect(list.body).toMatchObject({ tasks: [{ title: 'Survive a restart' }] });
+    } finally {
+      await second.stop();
+    }
+  });
+});
