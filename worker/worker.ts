@@ -1,5 +1,4 @@
-import type { NativeConnection } from '@temporalio/worker';
-import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { Config } from '../infra/config.js';
 import type { Sql } from '../infra/database/client.js';
@@ -12,7 +11,7 @@ export interface WorkerDeps {
   logger: Logger;
   connection: NativeConnection;
   /** A pre-built bundle (tests build one per run); otherwise the sources are bundled now. */
-  workflowBundle?: WorkflowBundleWithSourceMap;
+  workflowBundle?: WorkflowBundleOption;
   taskQueue?: string;
 }
 

@@ -31,7 +31,12 @@ export function healthRoutes(deps: { sql: Sql; temporal: Client }): Router {
   router.get('/readyz', async (_req, res) => {
     const [postgres, temporal] = await Promise.all([
       probe(() => deps.sql`select 1`),
-      probe(() => deps.temporal.workflowService.getSystemInfo({})),
+      // A deadline on the call itself, so the SDK stops retrying when the probe gives up.
+      probe(() =>
+        deps.temporal.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS - 500, () =>
+          deps.temporal.workflowService.getSystemInfo({}),
+        ),
+      ),
     ]);
     const checks = { postgres, temporal };
     if (postgres !== 'ok' || temporal !== 'ok') {

@@ -1,5 +1,6 @@
 import type { Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+// The proto package is CommonJS without static export names, so take its default export.
+import proto from '@temporalio/proto';
 import { searchAttributes } from '../../workflows/search-attributes.js';
 
 /**
@@ -22,7 +23,7 @@ export async function ensureSearchAttributes(
     searchAttributes: Object.fromEntries(
       missing.map((name) => [
         name,
-        temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+        proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
       ]),
     ),
   });

@@ -1,0 +1,51 @@
+import { describe, expect, it } from '@jest/globals';
+import { defaultScopes, type AccessLevel, type Caller } from '../../activities/db/api-keys.js';
+import { ApiError } from '../../api/errors.js';
+import { checkAccess, type Operation } from '../../api/http/authorize.js';
+
+function caller(access: AccessLevel): Caller {
+  return {
+    keyId: 'k',
+    keyName: 'k',
+    environmentId: 'e',
+    environmentName: 'production',
+    access,
+    scopes: defaultScopes(access),
+    agentId: 'a',
+    audience: 'backend',
+  };
+}
+
+function outcome(access: AccessLevel, operation: Operation): string {
+  try {
+    checkAccess(caller(access), { operation });
+    return 'allowed';
+  } catch (error) {
+    return error instanceof ApiError ? error.code : 'unexpected';
+  }
+}
+
+describe('access levels (DESIGN.md §3)', () => {
+  it.each([
+    ['read_only', 'read', 'allowed'],
+    ['read_only', 'write', 'insufficient_access'],
+    ['read_only', 'call', 'insufficient_access'],
+    ['read_only', 'export', 'insufficient_access'],
+    ['standard', 'read', 'allowed'],
+    ['standard', 'write', 'allowed'],
+    ['standard', 'call', 'allowed'],
+    ['standard', 'export', 'insufficient_access'],
+    ['full', 'read', 'allowed'],
+    ['full', 'write', 'allowed'],
+    ['full', 'call', 'allowed'],
+    ['full', 'export', 'allowed'],
+  ] as const)('%s key, %s operation: %s', (access, operation, expected) => {
+    expect(outcome(access, operation)).toBe(expected);
+  });
+
+  it('gives each level its default management scopes', () => {
+    expect(defaultScopes('read_only').every((s) => s.endsWith(':read'))).toBe(true);
+    expect(defaultScopes('standard')).toEqual([...defaultScopes('read_only'), 'approvals:decide']);
+    expect(defaultScopes('full')).toHaveLength(8);
+  });
+});

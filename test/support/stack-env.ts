@@ -1,0 +1,20 @@
+/** Names of the variables through which the global set-up hands its services to test files. */
+export const TEST_ENV = {
+  adminDatabaseUrl: 'GATEHOUSE_TEST_ADMIN_DATABASE_URL',
+  temporalAddress: 'GATEHOUSE_TEST_TEMPORAL_ADDRESS',
+  workflowBundle: 'GATEHOUSE_TEST_WORKFLOW_BUNDLE',
+  dir: 'GATEHOUSE_TEST_DIR',
+} as const;
+
+export interface TestStack {
+  stops: (() => Promise<void>)[];
+}
+
+export function testEnv(name: keyof typeof TEST_ENV): string {
+  const value = process.env[TEST_ENV[name]];
+  if (!value)
+    throw new Error(
+      `${TEST_ENV[name]} is not set: run the tests through jest's global set-up (npm test)`,
+    );
+  return value;
+}

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres } from '../../infra/dev/embedded-postgres.js';
+import { freePort } from '../../infra/dev/free-port.js';
+import { startTemporalDevServer } from '../../infra/dev/temporal-dev-server.js';
+import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
+import { bundleWorkflows } from '../../worker/bundle.js';
+import { TEST_ENV, type TestStack } from './stack-env.js';
+
+declare global {
+  var gatehouseTestStack: TestStack | undefined;
+}
+
+/**
+ * One real Postgres and one real Temporal dev server for the whole run (each test file then
+ * makes its own database and task queue), plus the workflow bundle built once. What the test
+ * files need is passed to them through environment variables, which jest's workers inherit.
+ */
+export async function startStack(): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-test-'));
+  // As root, Postgres runs as the `postgres` user, which must be able to reach its data folder.
+  await chmod(dir, 0o755);
+  const stops: (() => Promise<void>)[] = [];
+
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const pg = await startEmbeddedPostgres({
+      directory: path.join(dir, 'postgres'),
+      port: await freePort(),
+      password: randomBytes(12).toString('hex'),
+    });
+    stops.push(() => pg.stop());
+    adminUrl = pg.url('postgres');
+  }
+
+  const [temporal, bundle] = await Promise.all([
+    resolveTemporalCli().then(async (cli) =>
+      startTemporalDevServer({ cli, port: await freePort(), uiPort: null, namespace: 'default' }),
+    ),
+    bundleWorkflows(),
+  ]);
+  stops.push(() => temporal.stop());
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  await writeFile(bundlePath, bundle.code);
+
+  process.env[TEST_ENV.adminDatabaseUrl] = adminUrl;
+  process.env[TEST_ENV.temporalAddress] = temporal.address;
+  process.env[TEST_ENV.workflowBundle] = bundlePath;
+  process.env[TEST_ENV.dir] = dir;
+  globalThis.gatehouseTestStack = { stops };
+}

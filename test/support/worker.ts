@@ -1,0 +1,42 @@
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type { Config } from '../../infra/config.js';
+import type { Sql } from '../../infra/database/client.js';
+import { createLogger } from '../../infra/logger.js';
+import { createWorker } from '../../worker/worker.js';
+import { testEnv } from './stack-env.js';
+
+export interface TestWorker {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+/** Keeps the SDK's own info lines out of test output; the runtime exists once per process. */
+function quietRuntime(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+  } catch {
+    // Installed by an earlier test file in this jest worker process.
+  }
+}
+
+/** The real worker on the test file's own task queue, with the bundle built by the global set-up. */
+export async function startTestWorker(config: Config, sql: Sql): Promise<TestWorker> {
+  quietRuntime();
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const worker = await createWorker({
+    config,
+    sql,
+    logger: createLogger({ level: 'warn' }),
+    connection,
+    workflowBundle: { codePath: testEnv('workflowBundle') },
+  });
+  const running = worker.run();
+  return {
+    worker,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
