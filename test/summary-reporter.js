@@ -1,3 +1,6 @@
+// @ts-check
+import process from 'node:process';
+
 // Ends the run with one plain line, "Tests: N passed, N failed", that CI tooling can read
 // whatever the runner; jest's own summary stays above it.
 export default class SummaryReporter {
