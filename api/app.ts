@@ -7,6 +7,7 @@ import type { Logger } from '../infra/logger.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFound } from './http/errors-middleware.js';
 import { traceId } from './http/trace-id.js';
+import { docsRoutes } from './routes/docs.js';
 import { fundedAccessRoutes } from './routes/funded-access.js';
 import { healthRoutes } from './routes/health.js';
 
@@ -46,6 +47,7 @@ export function createApp(deps: ApiDeps): Express {
   );
 
   app.use(healthRoutes(deps));
+  app.use(docsRoutes({ publicUrl: deps.config.api.publicUrl }));
 
   app.use('/v1', authenticate(deps.sql));
   app.use(fundedAccessRoutes(deps));

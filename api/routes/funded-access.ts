@@ -8,10 +8,43 @@ import {
 import type { Sql } from '../../infra/database/client.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { parse } from '../http/validate.js';
+import { registerManagementOperation } from '../openapi/registry.js';
 
-export const setFundedAccessBody = z.strictObject({ enabled: z.boolean() });
+export const setFundedAccessBody = z
+  .strictObject({ enabled: z.boolean() })
+  .meta({ id: 'set_funded_access_input' });
 
-function present(value: FundedAccess): object {
+const fundedAccessOutput = z.object({
+  enabled: z.boolean(),
+  updated_at: z.iso.datetime().nullable(),
+  updated_by: z
+    .string()
+    .nullable()
+    .meta({ description: 'agent id of the key that last changed it' }),
+});
+
+registerManagementOperation({
+  method: 'get',
+  path: '/v1/funded-access',
+  operationId: 'get_funded_access',
+  summary: "Whether the operator's own OAuth clients stand in when an app has no auth config",
+  scope: 'funded_access:read',
+  output: fundedAccessOutput.meta({ id: 'get_funded_access_output' }),
+});
+
+registerManagementOperation({
+  method: 'put',
+  path: '/v1/funded-access',
+  operationId: 'set_funded_access',
+  summary: 'Turn funded access on or off',
+  scope: 'funded_access:manage',
+  request: {
+    body: { content: { 'application/json': { schema: setFundedAccessBody } }, required: true },
+  },
+  output: fundedAccessOutput.meta({ id: 'set_funded_access_output' }),
+});
+
+function present(value: FundedAccess): z.infer<typeof fundedAccessOutput> {
   return {
     enabled: value.enabled,
     updated_at: value.updatedAt?.toISOString() ?? null,

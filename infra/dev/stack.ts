@@ -68,7 +68,7 @@ async function seedDevelopment(sql: Sql, config: Config, state: LocalState): Pro
  * set in the environment (DATABASE_URL, TEMPORAL_ADDRESS, API_PORT, …) wins over the defaults.
  */
 export async function startDevStack(logger: Logger): Promise<DevStack> {
-  const state = await loadOrCreateLocalState();
+  let state = await loadOrCreateLocalState();
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const step of stops.reverse()) {
@@ -85,12 +85,11 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
       api: Number(process.env.API_PORT ?? (await freePort(state.api.port))),
       demoApp: await freePort(state.demoApp.port),
     };
-    await saveLocalState({
+    // Only the Postgres port is recorded (the CLI looks for the running database there); the
+    // others stay the preferred defaults so the printed URLs are stable across restarts.
+    state = await saveLocalState({
       ...state,
       postgres: { ...state.postgres, port: ports.postgres },
-      temporal: { port: ports.temporal, uiPort: ports.temporalUi },
-      api: { port: ports.api },
-      demoApp: { ...state.demoApp, port: ports.demoApp },
     });
 
     let databaseUrl = process.env.DATABASE_URL;

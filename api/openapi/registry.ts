@@ -1,0 +1,132 @@
+import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import type { Scope } from '../../activities/db/api-keys.js';
+import { ERROR_CODES } from '../../workflows/error-codes.js';
+
+/**
+ * The two OpenAPI documents of SPEC.md, collected from the same zod schemas the routes validate
+ * with: each route file registers its operations here as it defines them.
+ */
+export const managementRegistry = new OpenAPIRegistry();
+export const connectedUsersRegistry = new OpenAPIRegistry();
+
+export const errorSchema = z
+  .object({
+    error: z
+      .object({
+        code: z.enum(
+          Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES, ...(keyof typeof ERROR_CODES)[]],
+        ),
+        message: z.string(),
+        retryable: z.boolean(),
+      })
+      .catchall(z.unknown()),
+  })
+  .meta({ id: 'Error', description: 'The envelope of every failed call (SPEC.md §7).' });
+
+for (const registry of [managementRegistry, connectedUsersRegistry]) {
+  registry.registerComponent('securitySchemes', 'bearerKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'API key as a bearer token: `Authorization: Bearer gk_<environment>_…`',
+  });
+  registry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: 'API key in the `X-API-Key` header.',
+  });
+}
+
+const SECURITY: Record<string, string[]>[] = [{ apiKey: [] }, { bearerKey: [] }];
+
+const errorStatuses = {
+  400: 'Invalid request',
+  401: 'Missing, wrong, revoked or other-environment key (`invalid_api_key`)',
+  403: 'The key lacks the access level or scope (`insufficient_access`)',
+  404: 'Not found',
+  409: 'Conflict with the current state',
+  410: 'Gone',
+  429: 'Rate limited',
+  500: 'Internal error',
+} as const;
+
+function errorResponses(
+  statuses: readonly (keyof typeof errorStatuses)[],
+): RouteConfig['responses'] {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      {
+        description: errorStatuses[status],
+        content: { 'application/json': { schema: errorSchema } },
+      },
+    ]),
+  );
+}
+
+export const idempotencyKeyHeader = z
+  .string()
+  .min(1)
+  .max(200)
+  .optional()
+  .meta({ description: 'Makes a retried POST safe: the first response is replayed for 24 h.' });
+
+export interface ManagementOperation {
+  method: 'get' | 'put' | 'post';
+  path: string;
+  operationId: string;
+  summary: string;
+  scope: Scope;
+  request?: RouteConfig['request'];
+  output: z.ZodType;
+}
+
+/** SPEC.md §4.2: every management operation has the same shape, extensions and error statuses. */
+export function registerManagementOperation(operation: ManagementOperation): void {
+  managementRegistry.registerPath({
+    method: operation.method,
+    path: operation.path,
+    operationId: operation.operationId,
+    summary: operation.summary,
+    tags: ['Management'],
+    security: SECURITY,
+    'x-service-audience': 'business',
+    'x-service-scopes': [operation.scope],
+    'x-service-mcp': operation.method === 'get' ? 'read' : 'proposal',
+    ...(operation.request ? { request: operation.request } : {}),
+    responses: {
+      200: {
+        description: 'OK',
+        content: { 'application/json': { schema: z.object({ data: operation.output }) } },
+      },
+      ...errorResponses([400, 401, 403, 404, 409, 410, 429, 500]),
+    },
+  });
+}
+
+export interface ConnectedUserOperation {
+  method: 'get' | 'put' | 'post' | 'delete' | 'patch';
+  path: string;
+  operationId: string;
+  summary: string;
+  request?: RouteConfig['request'];
+  response: z.ZodType;
+  errors: readonly (keyof typeof errorStatuses)[];
+}
+
+export function registerConnectedUserOperation(operation: ConnectedUserOperation): void {
+  connectedUsersRegistry.registerPath({
+    method: operation.method,
+    path: operation.path,
+    operationId: operation.operationId,
+    summary: operation.summary,
+    security: SECURITY,
+    'x-service-audience': 'backend',
+    ...(operation.request ? { request: operation.request } : {}),
+    responses: {
+      200: { description: 'OK', content: { 'application/json': { schema: operation.response } } },
+      ...errorResponses(operation.errors),
+    },
+  });
+}
