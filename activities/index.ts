@@ -1,9 +1,15 @@
+import type { Config } from '../infra/config.js';
 import type { Sql } from '../infra/database/client.js';
 import type { Logger } from '../infra/logger.js';
+import { connectionRecordActivities } from './connections/records.js';
 import { checkDatabaseActivity } from './health/check-database.js';
+import { exchangeCodeActivity } from './oauth/exchange-code.js';
+import { refreshTokensActivity } from './oauth/refresh-tokens.js';
+import { revokeAtProviderActivity } from './oauth/revoke-at-provider.js';
 
 export interface ActivityDeps {
   sql: Sql;
+  config: Config;
   logger: Logger;
 }
 
@@ -14,6 +20,10 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     checkDatabase: checkDatabaseActivity(deps.sql),
+    exchangeCode: exchangeCodeActivity(deps),
+    refreshTokens: refreshTokensActivity(deps),
+    revokeAtProvider: revokeAtProviderActivity(deps),
+    ...connectionRecordActivities(deps.sql),
   };
 }
 

@@ -11,6 +11,37 @@ const base64Key = z.string().refine((value) => Buffer.from(value, 'base64').leng
   message: 'must be 32 bytes encoded as base64 (e.g. `openssl rand -base64 32`)',
 });
 
+/** A setting holding JSON, checked against a schema like any other value. */
+function json<S extends z.ZodType>(inner: S) {
+  return z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(inner);
+}
+
+const appUrls = z.record(
+  z.string(),
+  z.union([
+    z.url({ protocol: /^https?$/ }),
+    z.strictObject({
+      oauth: z.url({ protocol: /^https?$/ }).optional(),
+      api: z.url({ protocol: /^https?$/ }).optional(),
+    }),
+  ]),
+);
+
+const platformClients = z.record(
+  z.string(),
+  z.strictObject({ clientId: z.string().min(1), clientSecret: z.string().min(1) }),
+);
+
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 const schema = z.object({
@@ -53,6 +84,12 @@ const schema = z.object({
     )
     .optional(),
 
+  /** Where each app really is, over the catalog's defaults: `{"acme":"http://127.0.0.1:4010"}` or
+   * `{"github":{"oauth":"https://github.com","api":"https://api.github.com"}}`. */
+  APP_URLS: json(appUrls).default({}),
+  /** The operator's own OAuth clients, used under funded access: `{"acme":{"clientId":…,"clientSecret":…}}`. */
+  PLATFORM_OAUTH_CLIENTS: json(platformClients).default({}),
+
   LOG_LEVEL: logLevel.default('info'),
 });
 
@@ -71,6 +108,10 @@ export interface Config {
   };
   api: { host: string; port: number; publicUrl: string; bodyLimitBytes: number };
   encryption: Keyring;
+  apps: {
+    urls: Record<string, { oauth?: string; api?: string }>;
+    platformClients: Record<string, { clientId: string; clientSecret: string }>;
+  };
   logLevel: z.infer<typeof logLevel>;
 }
 
@@ -127,6 +168,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             Buffer.from(pair.slice(pair.indexOf(':') + 1), 'base64'),
           ]),
       ),
+    },
+    apps: {
+      urls: Object.fromEntries(
+        Object.entries(c.APP_URLS).map(([app, url]) => [
+          app,
+          typeof url === 'string' ? { oauth: url, api: url } : url,
+        ]),
+      ),
+      platformClients: c.PLATFORM_OAUTH_CLIENTS,
     },
     logLevel: c.LOG_LEVEL,
   };

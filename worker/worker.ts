@@ -22,6 +22,6 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.config.temporal.namespace,
     taskQueue: deps.taskQueue ?? deps.config.temporal.taskQueue,
     workflowBundle: deps.workflowBundle ?? (await bundleWorkflows()),
-    activities: createActivities({ sql: deps.sql, logger: deps.logger }),
+    activities: createActivities({ sql: deps.sql, config: deps.config, logger: deps.logger }),
   });
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import type { Sql } from '../../infra/database/client.js';
+import type { Db } from '../../infra/database/client.js';
 
 /** DESIGN.md §3: read_only may only read; standard may do all but export tokens; full all. */
 export const ACCESS_LEVELS = ['read_only', 'standard', 'full'] as const;
@@ -77,7 +77,7 @@ function hashKey(key: string): Buffer {
  * `gk_<environment>_` prefix lets secret scanners recognise a leaked key.
  */
 export async function createApiKey(
-  sql: Sql,
+  sql: Db,
   input: NewApiKey,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const key = `gk_${input.environmentName}_${randomBytes(24).toString('base64url')}`;
@@ -110,7 +110,7 @@ export async function createApiKey(
 }
 
 /** Finds the live key with this secret; revoked and unknown keys are indistinguishable. */
-export async function findCallerByKey(sql: Sql, key: string): Promise<Caller | null> {
+export async function findCallerByKey(sql: Db, key: string): Promise<Caller | null> {
   const [row]: [Caller?] = await sql`
     select k.id as key_id, k.name as key_name, k.environment_id, e.name as environment_name,
            k.access, k.scopes, k.agent_id, k.audience
@@ -120,13 +120,13 @@ export async function findCallerByKey(sql: Sql, key: string): Promise<Caller | n
 }
 
 /** Revokes a key; returns false when no live key has that id. */
-export async function revokeApiKey(sql: Sql, id: string): Promise<boolean> {
+export async function revokeApiKey(sql: Db, id: string): Promise<boolean> {
   const rows = await sql`
     update api_keys set revoked_at = now() where id = ${id} and revoked_at is null returning id`;
   return rows.length === 1;
 }
 
-export async function listApiKeys(sql: Sql, environmentId: string): Promise<ApiKeyRecord[]> {
+export async function listApiKeys(sql: Db, environmentId: string): Promise<ApiKeyRecord[]> {
   return sql<ApiKeyRecord[]>`
     select k.id, e.name as environment_name, k.name, k.prefix, k.access, k.scopes, k.agent_id,
            k.audience, k.created_at, k.revoked_at

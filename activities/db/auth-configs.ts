@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { Sql } from '../../infra/database/client.js';
+import type { Db } from '../../infra/database/client.js';
 import { open, seal, type Keyring } from '../../infra/encryption.js';
 
 export interface AuthConfig {
@@ -24,7 +24,7 @@ export interface NewAuthConfig {
 const secretAad = (id: string) => `auth_config:${id}:client_secret`;
 
 export async function createAuthConfig(
-  sql: Sql,
+  sql: Db,
   keyring: Keyring,
   input: NewAuthConfig,
 ): Promise<AuthConfig> {
@@ -40,7 +40,7 @@ export async function createAuthConfig(
 
 /** The client new connections to `app` use in this environment: its newest enabled auth config. */
 export async function findEnabledAuthConfig(
-  sql: Sql,
+  sql: Db,
   environmentId: string,
   app: string,
 ): Promise<AuthConfig | null> {
@@ -55,7 +55,7 @@ export async function findEnabledAuthConfig(
 
 /** The client secret in clear, for a token request; never returned by the API. */
 export async function revealAuthConfigSecret(
-  sql: Sql,
+  sql: Db,
   keyring: Keyring,
   id: string,
 ): Promise<string> {

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { Sql } from '../../infra/database/client.js';
+import type { Db } from '../../infra/database/client.js';
 
 export interface Environment {
   id: string;
@@ -15,7 +15,7 @@ export class EnvironmentExistsError extends Error {
   }
 }
 
-export async function createEnvironment(sql: Sql, name: string): Promise<Environment> {
+export async function createEnvironment(sql: Db, name: string): Promise<Environment> {
   const [row] = await sql<Environment[]>`
     insert into environments (id, name) values (${uuidv7()}, ${name})
     on conflict (name) do nothing
@@ -25,19 +25,19 @@ export async function createEnvironment(sql: Sql, name: string): Promise<Environ
 }
 
 /** Returns the environment, creating it when missing (used by `gatehouse dev` and seeding). */
-export async function ensureEnvironment(sql: Sql, name: string): Promise<Environment> {
+export async function ensureEnvironment(sql: Db, name: string): Promise<Environment> {
   await sql`insert into environments (id, name) values (${uuidv7()}, ${name}) on conflict (name) do nothing`;
   const found = await findEnvironmentByName(sql, name);
   if (!found) throw new Error(`environment "${name}" vanished while being created`);
   return found;
 }
 
-export async function findEnvironmentByName(sql: Sql, name: string): Promise<Environment | null> {
+export async function findEnvironmentByName(sql: Db, name: string): Promise<Environment | null> {
   const [row]: [Environment?] = await sql`
     select id, name, created_at from environments where name = ${name}`;
   return row ?? null;
 }
 
-export async function listEnvironments(sql: Sql): Promise<Environment[]> {
+export async function listEnvironments(sql: Db): Promise<Environment[]> {
   return sql<Environment[]>`select id, name, created_at from environments order by name`;
 }

@@ -1,4 +1,4 @@
-import type { Sql } from '../../infra/database/client.js';
+import type { Db } from '../../infra/database/client.js';
 
 export interface FundedAccess {
   enabled: boolean;
@@ -7,14 +7,14 @@ export interface FundedAccess {
 }
 
 /** An environment that never set funded access has it off. */
-export async function getFundedAccess(sql: Sql, environmentId: string): Promise<FundedAccess> {
+export async function getFundedAccess(sql: Db, environmentId: string): Promise<FundedAccess> {
   const [row]: [FundedAccess?] = await sql`
     select enabled, updated_at, updated_by from funded_access where environment_id = ${environmentId}`;
   return row ?? { enabled: false, updatedAt: null, updatedBy: null };
 }
 
 export async function setFundedAccess(
-  sql: Sql,
+  sql: Db,
   environmentId: string,
   enabled: boolean,
   updatedBy: string,

@@ -12,3 +12,6 @@ export function createSql(url: string, options: { max?: number } = {}): Sql {
     connection: { application_name: 'gatehouse' },
   });
 }
+
+/** A handle that may be the pool or an open transaction (`sql.begin(tx => …)`). */
+export type Db = Sql | postgres.TransactionSql<Record<string, unknown>>;

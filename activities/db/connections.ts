@@ -1,0 +1,166 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../infra/database/client.js';
+import { open, seal, type Keyring } from '../../infra/encryption.js';
+
+export type ConnectionStatus = 'active' | 'expired' | 'revoked';
+
+export interface Connection {
+  id: string;
+  environmentId: string;
+  connectedUserId: string;
+  app: string;
+  status: ConnectionStatus;
+  authKind: 'oauth2';
+  authConfigId: string | null;
+  grantedScopes: string[];
+  providerScopes: string[];
+  accessTokenExpiresAt: Date | null;
+  lastRefreshedAt: Date | null;
+  refreshCount: number;
+  lastUsedAt: Date | null;
+  createdAt: Date;
+}
+
+export interface TokenSet {
+  accessToken: string;
+  refreshToken: string | null;
+  expiresAt: Date | null;
+}
+
+const columns = (sql: Db) => sql`
+  id, environment_id, connected_user_id, app, status, auth_kind, auth_config_id, granted_scopes,
+  provider_scopes, access_token_expires_at, last_refreshed_at, refresh_count, last_used_at, created_at`;
+
+// Tokens are bound to their connection: a sealed token copied to another row does not open.
+const accessAad = (id: string) => `connection:${id}:access_token`;
+const refreshAad = (id: string) => `connection:${id}:refresh_token`;
+
+export interface AuthorizedConnection {
+  environmentId: string;
+  connectedUserId: string;
+  app: string;
+  authConfigId: string | null;
+  tokens: TokenSet;
+  grantedScopes: string[];
+  providerScopes: string[];
+}
+
+/**
+ * Stores the outcome of a completed authorization: a new connection, or the user's live
+ * connection to the app re-authorised in place (same id, back to active, counters kept).
+ */
+export async function saveAuthorizedConnection(
+  sql: Db,
+  keyring: Keyring,
+  input: AuthorizedConnection,
+  reauthorizeId?: string,
+): Promise<Connection> {
+  const [live]: [{ id: string }?] = reauthorizeId
+    ? [{ id: reauthorizeId }]
+    : await sql`
+        select id from connections
+        where connected_user_id = ${input.connectedUserId} and app = ${input.app} and status <> 'revoked'
+        for update`;
+  const id = live?.id ?? uuidv7();
+  const access = seal(keyring, input.tokens.accessToken, accessAad(id));
+  const refresh = input.tokens.refreshToken
+    ? seal(keyring, input.tokens.refreshToken, refreshAad(id))
+    : null;
+  const [row]: [Connection?] = live
+    ? await sql`
+        update connections set
+          status = 'active', auth_config_id = ${input.authConfigId}, granted_scopes = ${input.grantedScopes},
+          provider_scopes = ${input.providerScopes}, access_token_sealed = ${access}, refresh_token_sealed = ${refresh},
+          access_token_expires_at = ${input.tokens.expiresAt}, updated_at = now()
+        where id = ${id}
+        returning ${columns(sql)}`
+    : await sql`
+        insert into connections (id, environment_id, connected_user_id, app, status, auth_config_id,
+          granted_scopes, provider_scopes, access_token_sealed, refresh_token_sealed, access_token_expires_at)
+        values (${id}, ${input.environmentId}, ${input.connectedUserId}, ${input.app}, 'active', ${input.authConfigId},
+          ${input.grantedScopes}, ${input.providerScopes}, ${access}, ${refresh}, ${input.tokens.expiresAt})
+        returning ${columns(sql)}`;
+  if (!row) throw new Error(`connection ${id} was not saved`);
+  return row;
+}
+
+export async function findConnection(
+  sql: Db,
+  environmentId: string,
+  id: string,
+): Promise<Connection | null> {
+  const [row]: [Connection?] = await sql`
+    select ${columns(sql)} from connections where environment_id = ${environmentId} and id = ${id}`;
+  return row ?? null;
+}
+
+export async function findConnectionById(sql: Db, id: string): Promise<Connection | null> {
+  const [row]: [Connection?] = await sql`select ${columns(sql)} from connections where id = ${id}`;
+  return row ?? null;
+}
+
+/** The connections a user still has (revoked ones are history). */
+export async function listUserConnections(sql: Db, connectedUserId: string): Promise<Connection[]> {
+  return sql<Connection[]>`
+    select ${columns(sql)} from connections
+    where connected_user_id = ${connectedUserId} and status <> 'revoked'
+    order by created_at`;
+}
+
+export async function readTokens(sql: Db, keyring: Keyring, id: string): Promise<TokenSet | null> {
+  const [row]: [
+    {
+      accessTokenSealed: string | null;
+      refreshTokenSealed: string | null;
+      accessTokenExpiresAt: Date | null;
+    }?,
+  ] = await sql`
+      select access_token_sealed, refresh_token_sealed, access_token_expires_at from connections where id = ${id}`;
+  if (!row?.accessTokenSealed) return null;
+  return {
+    accessToken: open(keyring, row.accessTokenSealed, accessAad(id)),
+    refreshToken: row.refreshTokenSealed
+      ? open(keyring, row.refreshTokenSealed, refreshAad(id))
+      : null,
+    expiresAt: row.accessTokenExpiresAt,
+  };
+}
+
+/**
+ * Stores a refresh's outcome in one statement: the new access token and, when the app rotated
+ * it, the new refresh token. Losing a rotated refresh token would kill the connection.
+ */
+export async function saveRefreshedTokens(
+  sql: Db,
+  keyring: Keyring,
+  id: string,
+  tokens: TokenSet,
+  providerScopes: string[] | null,
+): Promise<Connection> {
+  const refresh = tokens.refreshToken ? seal(keyring, tokens.refreshToken, refreshAad(id)) : null;
+  const [row]: [Connection?] = await sql`
+    update connections set
+      access_token_sealed = ${seal(keyring, tokens.accessToken, accessAad(id))},
+      refresh_token_sealed = coalesce(${refresh}, refresh_token_sealed),
+      access_token_expires_at = ${tokens.expiresAt},
+      provider_scopes = coalesce(${providerScopes}, provider_scopes),
+      last_refreshed_at = now(), refresh_count = refresh_count + 1, updated_at = now()
+    where id = ${id} and status = 'active'
+    returning ${columns(sql)}`;
+  if (!row) throw new Error(`connection ${id} is no longer active`);
+  return row;
+}
+
+export async function markConnectionExpired(sql: Db, id: string): Promise<void> {
+  await sql`update connections set status = 'expired', updated_at = now() where id = ${id} and status = 'active'`;
+}
+
+/** Revoked connections keep their row (history) but lose their tokens. */
+export async function markConnectionRevoked(sql: Db, id: string): Promise<Connection | null> {
+  const [row]: [Connection?] = await sql`
+    update connections set status = 'revoked', access_token_sealed = null, refresh_token_sealed = null,
+      revoked_at = coalesce(revoked_at, now()), updated_at = now()
+    where id = ${id}
+    returning ${columns(sql)}`;
+  return row ?? null;
+}

@@ -1,0 +1,97 @@
+import type { Config } from '../../infra/config.js';
+import type { Sql } from '../../infra/database/client.js';
+import type { Logger } from '../../infra/logger.js';
+import { findApp } from '../../workflows/catalog/index.js';
+import {
+  REFRESH_MARGIN_SECONDS,
+  type RefreshRequest,
+  type RefreshResult,
+} from '../../workflows/connection-types.js';
+import {
+  findConnectionById,
+  markConnectionExpired,
+  readTokens,
+  saveRefreshedTokens,
+  type Connection,
+} from '../db/connections.js';
+import { isInvalidGrant, oauth, oauthConfiguration } from './client.js';
+import { clientOfConnection } from './credentials.js';
+import { appEndpoints } from './endpoints.js';
+import { scopesFrom, tokenSetFrom } from './token-response.js';
+
+function result(connection: Connection, refreshed: boolean): RefreshResult {
+  return {
+    connectionId: connection.id,
+    status: connection.status,
+    refreshed,
+    lastRefreshedAt: connection.lastRefreshedAt?.toISOString() ?? null,
+    accessTokenExpiresAt: connection.accessTokenExpiresAt?.toISOString() ?? null,
+  };
+}
+
+function isFresh(connection: Connection, now: Date): boolean {
+  const expiresAt = connection.accessTokenExpiresAt;
+  return expiresAt === null || expiresAt.getTime() - now.getTime() > REFRESH_MARGIN_SECONDS * 1000;
+}
+
+/**
+ * One token request for a connection. Runs inside the `refresh/<connection id>` workflow, so
+ * concurrent callers share it; a caller whose request predates the last completed refresh is
+ * served by that one. `invalid_grant` means the grant is dead: the connection becomes `expired`.
+ * Other failures throw, and Temporal retries them.
+ */
+export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: Logger }) {
+  return async (request: RefreshRequest): Promise<RefreshResult> => {
+    const { sql, config } = deps;
+    const connection = await findConnectionById(sql, request.connectionId);
+    if (!connection) {
+      return {
+        connectionId: request.connectionId,
+        status: 'missing',
+        refreshed: false,
+        lastRefreshedAt: null,
+        accessTokenExpiresAt: null,
+      };
+    }
+    const now = new Date();
+    if (connection.status !== 'active') return result(connection, false);
+    const servedByEarlier =
+      connection.lastRefreshedAt !== null &&
+      connection.lastRefreshedAt >= new Date(request.requestedAt);
+    if (servedByEarlier || (!request.force && isFresh(connection, now)))
+      return result(connection, false);
+
+    const app = findApp(connection.app);
+    const tokens = await readTokens(sql, config.encryption, connection.id);
+    if (!app || !tokens?.refreshToken) {
+      await markConnectionExpired(sql, connection.id);
+      return { ...result(connection, false), status: 'expired' };
+    }
+    const configuration = oauthConfiguration(
+      app,
+      appEndpoints(app, config.apps.urls),
+      await clientOfConnection(sql, config, connection),
+    );
+    try {
+      const response = await oauth.refreshTokenGrant(configuration, tokens.refreshToken);
+      const saved = await saveRefreshedTokens(
+        sql,
+        config.encryption,
+        connection.id,
+        tokenSetFrom(app, response, now),
+        typeof response.scope === 'string'
+          ? scopesFrom(app, response, connection.providerScopes)
+          : null,
+      );
+      return result(saved, true);
+    } catch (error) {
+      if (!isInvalidGrant(error)) throw error;
+      deps.logger.info(
+        { connectionId: connection.id, app: app.id },
+        'refresh token rejected; connection expired',
+      );
+      await markConnectionExpired(sql, connection.id);
+      return { ...result(connection, false), status: 'expired' };
+    }
+  };
+}

@@ -1,0 +1,25 @@
+import type { AppDefinition } from '../../workflows/catalog/index.js';
+import type { TokenSet } from '../db/connections.js';
+import type { oauth } from './client.js';
+
+type TokenResponse = oauth.TokenEndpointResponse & oauth.TokenEndpointResponseHelpers;
+
+/** A token endpoint's answer as we store it; apps that omit `expires_in` get the catalog's default. */
+export function tokenSetFrom(app: AppDefinition, response: TokenResponse, now: Date): TokenSet {
+  const lifetime = response.expiresIn() ?? app.oauth.defaultAccessTokenTtlSeconds;
+  return {
+    accessToken: response.access_token,
+    refreshToken: response.refresh_token ?? null,
+    expiresAt: lifetime === null ? null : new Date(now.getTime() + lifetime * 1000),
+  };
+}
+
+/** Provider scopes from a token response (`scope` may be absent: then what was asked for). */
+export function scopesFrom(
+  app: AppDefinition,
+  response: TokenResponse,
+  requested: string[],
+): string[] {
+  if (typeof response.scope !== 'string') return requested;
+  return response.scope.split(app.oauth.scopeSeparator === ',' ? /[,\s]+/ : /\s+/).filter(Boolean);
+}

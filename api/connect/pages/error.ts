@@ -1,0 +1,39 @@
+import { html, safeUrl } from './html.js';
+import { renderLayout } from './layout.js';
+import { alertIcon, brandHeader, supportLine } from './parts.js';
+import { resolveBranding } from './theme.js';
+import type { AppInfo, ConnectBranding } from './types.js';
+
+export interface ErrorPageOptions {
+  branding: ConnectBranding;
+  /** Absent when the failure happened before we knew which app (e.g. an unknown link). */
+  app?: AppInfo;
+  /** Short and human, e.g. "This link has expired". */
+  title: string;
+  /** What the user can do about it, e.g. "Ask Acme Corp for a new link." */
+  message: string;
+  /** Machine-readable, shown small so that support can look the failure up. */
+  code: string;
+  retryUrl?: string;
+}
+
+export function renderErrorPage(options: ErrorPageOptions): string {
+  const branding = resolveBranding(options.branding);
+  const retryUrl = safeUrl(options.retryUrl);
+  const appName = options.app?.name;
+
+  const card = html`${brandHeader(branding)}
+    <div class="status status-error">${alertIcon(28)}</div>
+    ${appName ? html`<p class="eyebrow">Connecting ${appName}</p>` : null}
+    <h1>${options.title}</h1>
+    <p class="lead">${options.message}</p>
+    ${retryUrl === null ? null : html`<a class="button" href="${retryUrl}">Try again</a>`}
+    <p class="code">Error code <code>${options.code}</code></p>`;
+
+  return renderLayout({
+    branding,
+    title: appName ? `${options.title} · ${appName}` : options.title,
+    card,
+    after: supportLine(branding),
+  });
+}

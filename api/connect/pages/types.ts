@@ -1,0 +1,25 @@
+/** What the hosted connect pages need to know about the environment that owns the connect link. */
+export interface ConnectBranding {
+  /** The environment's product name, e.g. "Acme Corp". */
+  displayName: string;
+  /** '#rrggbb' in lowercase; anything else is ignored in favour of the default. */
+  accentColor: string;
+  logoUrl: string | null;
+  supportUrl: string | null;
+  /** `radius` is in px and applies to buttons and cards. */
+  theme: { mode: 'light' | 'dark' | 'system'; radius?: number };
+}
+
+/** The third-party app being connected, e.g. `{ id: 'acme', name: 'Acme Tasks' }`. */
+export interface AppInfo {
+  id: string;
+  name: string;
+}
+
+export const DEFAULT_BRANDING: ConnectBranding = {
+  displayName: 'Gatehouse',
+  accentColor: '#4f46e5',
+  logoUrl: null,
+  supportUrl: null,
+  theme: { mode: 'system', radius: 10 },
+};

@@ -1,0 +1,23 @@
+import type { AppDefinition } from '../types.js';
+
+/**
+ * Acme Tasks: the demo app of infra/demo-app (an oidc-provider authorization server plus a task
+ * API). Both halves share one origin; `gatehouse dev` and the tests point APP_URLS at it.
+ */
+export const acme: AppDefinition = {
+  id: 'acme',
+  name: 'Acme Tasks',
+  oauthBaseUrl: 'http://127.0.0.1:4010',
+  apiBaseUrl: 'http://127.0.0.1:4010',
+  oauth: {
+    authorizationPath: '/auth',
+    tokenPath: '/token',
+    revocationPath: '/token/revocation',
+    defaultScopes: ['tasks:read', 'tasks:write'],
+    scopeGrades: { 'tasks:read': ['read'], 'tasks:write': ['write'] },
+    scopeSeparator: ' ',
+    tokenEndpointAuthMethod: 'client_secret_basic',
+    pkce: true,
+    defaultAccessTokenTtlSeconds: 3600,
+  },
+};
