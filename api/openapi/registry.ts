@@ -112,6 +112,8 @@ export interface ConnectedUserOperation {
   summary: string;
   request?: RouteConfig['request'];
   response: z.ZodType;
+  /** Success status; 200 unless the operation creates something. */
+  status?: 200 | 201;
   errors: readonly (keyof typeof errorStatuses)[];
 }
 
@@ -125,7 +127,10 @@ export function registerConnectedUserOperation(operation: ConnectedUserOperation
     'x-service-audience': 'backend',
     ...(operation.request ? { request: operation.request } : {}),
     responses: {
-      200: { description: 'OK', content: { 'application/json': { schema: operation.response } } },
+      [operation.status ?? 200]: {
+        description: operation.status === 201 ? 'Created' : 'OK',
+        content: { 'application/json': { schema: operation.response } },
+      },
       ...errorResponses(operation.errors),
     },
   });

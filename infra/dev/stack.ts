@@ -21,7 +21,8 @@ import { startTemporalDevServer } from './temporal-dev-server.js';
 export const DEV_ENVIRONMENT = 'development';
 export const DEMO_APP = 'acme';
 /** Where the hosted connect flow receives the OAuth redirect (served by the API). */
-export const CONNECT_CALLBACK_PATH = '/connect/callback';
+import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
+export { CONNECT_CALLBACK_PATH };
 
 export interface DevStack {
   apiUrl: string;
@@ -128,6 +129,10 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
     const config = loadConfig({
       ENCRYPTION_KEY: state.encryptionKey,
       ...process.env,
+      APP_URLS: JSON.stringify({
+        ...(JSON.parse(process.env.APP_URLS ?? '{}') as object),
+        [DEMO_APP]: `http://127.0.0.1:${ports.demoApp}`,
+      }),
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
       API_PORT: String(ports.api),

@@ -1,0 +1,89 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { upsertConnectedUser } from '../../activities/db/connected-users.js';
+import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
+import { findApp } from '../../workflows/catalog/index.js';
+import type { ApiDeps } from '../app.js';
+import { newConnectLink } from '../connect/links.js';
+import { ApiError, InvalidRequestError } from '../errors.js';
+import { authorize, callerOf } from '../http/authorize.js';
+import { parse } from '../http/validate.js';
+import { registerConnectedUserOperation } from '../openapi/registry.js';
+
+const noControl = /^[^\p{Cc}]*$/u;
+
+export const createLinkBody = z
+  .strictObject({
+    user: z.string().min(1).max(256).regex(noControl, 'must not contain control characters').meta({
+      description: 'Your own id for the end user; later calls name the user by it.',
+    }),
+    customer: z
+      .string()
+      .min(1)
+      .max(256)
+      .regex(noControl, 'must not contain control characters')
+      .optional(),
+    app: z.string().min(1).max(100),
+    redirect_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional()
+      .meta({ description: 'Where the user returns after connecting (else a success page).' }),
+  })
+  .meta({ id: 'CreateConnectLink' });
+
+const linkSchema = z
+  .object({ id: z.string(), url: z.url(), expires_at: z.iso.datetime() })
+  .meta({ id: 'ConnectLink' });
+
+registerConnectedUserOperation({
+  method: 'post',
+  path: '/v1/connect/links',
+  operationId: 'create_connect_link',
+  summary: 'Create a hosted connect link for an end user and an app (valid 1 hour, single use)',
+  request: {
+    body: { content: { 'application/json': { schema: createLinkBody } }, required: true },
+  },
+  response: linkSchema,
+  status: 201,
+  errors: [400, 401, 403, 409],
+});
+
+/** `POST /v1/connect/links`: finds or creates the user, then issues a single-use link. */
+export function connectLinkRoutes(deps: ApiDeps): Router {
+  const router = Router();
+  router.post('/v1/connect/links', authorize({ operation: 'write' }), async (req, res) => {
+    const caller = callerOf(res);
+    const body = parse(createLinkBody, req.body, 'body');
+    const app = findApp(body.app);
+    if (!app) {
+      throw new InvalidRequestError(`Unknown app "${body.app}".`, [
+        { path: 'app', message: 'unknown app' },
+      ]);
+    }
+    // Checked now so the caller learns at once, not the end user on a broken page.
+    if (
+      !(await chooseClientForNewConnection(deps.sql, deps.config, caller.environmentId, app.id))
+    ) {
+      throw new ApiError(
+        'auth_config_required',
+        `No OAuth client for "${app.id}" in environment "${caller.environmentName}": create an auth config for it, or enable funded access.`,
+        { app: app.id },
+      );
+    }
+    const user = await upsertConnectedUser(
+      deps.sql,
+      caller.environmentId,
+      body.user,
+      body.customer,
+    );
+    const link = await newConnectLink(deps.sql, deps.config, {
+      environmentId: caller.environmentId,
+      connectedUserId: user.id,
+      app: app.id,
+      ...(body.redirect_url ? { redirectUrl: body.redirect_url } : {}),
+    });
+    res.status(201).json(link);
+  });
+  return router;
+}

@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { saveConnectSettings } from '../../activities/db/connect-settings.js';
+import { readTokens } from '../../activities/db/connections.js';
+import { setFundedAccess } from '../../activities/db/funded-access.js';
+import { walkConnectLink } from '../support/consent.js';
+import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+import { createTestKey } from '../support/keys.js';
+
+let stack: ConnectStack;
+
+beforeAll(async () => {
+  stack = await startConnectStack();
+});
+
+afterAll(async () => {
+  await stack.stop();
+});
+
+interface Link {
+  id: string;
+  url: string;
+  expires_at: string;
+}
+
+async function newLink(body: Record<string, unknown>): Promise<Link> {
+  const response = await createLink(stack, body);
+  expect(response.status).toBe(201);
+  return (await response.json()) as Link;
+}
+
+async function connectionsOf(user: string) {
+  return stack.db.sql<
+    { id: string; status: string; grantedScopes: string[]; authConfigId: string | null }[]
+  >`
+    select c.id, c.status, c.granted_scopes, c.auth_config_id from connections c
+    join connected_users u on u.id = c.connected_user_id
+    where u.external_id = ${user} order by c.created_at`;
+}
+
+describe('POST /v1/connect/links', () => {
+  it('creates a single-use link valid for one hour, and the user with its customer', async () => {
+    const before = Date.now();
+    const link = await newLink({ user: 'u_link', customer: 'acme-corp', app: 'acme' });
+    expect(Object.keys(link).sort()).toEqual(['expires_at', 'id', 'url']);
+    expect(link.url).toMatch(
+      new RegExp(`^${stack.config.api.publicUrl}/connect/[A-Za-z0-9_-]{32}$`),
+    );
+    const lifetime = new Date(link.expires_at).getTime() - before;
+    expect(lifetime).toBeGreaterThan(59 * 60 * 1000);
+    expect(lifetime).toBeLessThanOrEqual(61 * 60 * 1000);
+    const [user] = await stack.db.sql<{ customer: string }[]>`
+      select customer from connected_users where external_id = 'u_link'`;
+    expect(user?.customer).toBe('acme-corp');
+  });
+
+  it('refuses an unknown app, a missing user and unknown fields', async () => {
+    const unknown = await createLink(stack, { user: 'u', app: 'nope' });
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as { error: { issues: unknown[] } }).error.issues).toEqual([
+      { path: 'app', message: 'unknown app' },
+    ]);
+    expect((await createLink(stack, { app: 'acme' })).status).toBe(400);
+    expect((await createLink(stack, { user: 'u', app: 'acme', colour: 'red' })).status).toBe(400);
+    expect(
+      (await createLink(stack, { user: 'u', app: 'acme', redirect_url: 'javascript:alert(1)' }))
+        .status,
+    ).toBe(400);
+  });
+
+  it('refuses an app without an OAuth client with auth_config_required, unless funded access stands in', async () => {
+    const other = await createTestKey(stack.db.sql, { env: 'unfunded', access: 'full' });
+    const refused = await createLink(stack, { user: 'u', app: 'acme' }, other.key);
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe(
+      'auth_config_required',
+    );
+    await setFundedAccess(stack.db.sql, other.environmentId, true, 'test');
+    // Funded access alone is not enough: this deployment has no platform client for acme.
+    expect((await createLink(stack, { user: 'u', app: 'acme' }, other.key)).status).toBe(409);
+  });
+
+  it('refuses a read-only key', async () => {
+    const reader = await createTestKey(stack.db.sql, { env: 'test', access: 'read_only' });
+    expect((await createLink(stack, { user: 'u', app: 'acme' }, reader.key)).status).toBe(403);
+  });
+});
+
+describe('the hosted connect flow', () => {
+  it('connects a user end to end and stores the connection with sealed tokens', async () => {
+    const link = await newLink({ user: 'u_flow', customer: 'c1', app: 'acme' });
+    const landing = await fetch(link.url);
+    expect(landing.status).toBe(200);
+    expect(landing.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const page = await landing.text();
+    expect(page).toContain('Acme Tasks');
+    expect(page).toContain('Gatehouse');
+
+    const result = await walkConnectLink(link.url);
+    expect(result.status).toBe(200);
+    expect(result.html).toContain('is connected');
+
+    const [connection] = await connectionsOf('u_flow');
+    expect(connection).toMatchObject({ status: 'active', grantedScopes: ['read', 'write'] });
+    const [raw] = await stack.db.sql<{ accessTokenSealed: string; refreshTokenSealed: string }[]>`
+      select access_token_sealed, refresh_token_sealed from connections where id = ${connection?.id ?? ''}`;
+    expect(raw?.accessTokenSealed).toMatch(/^v1\.k1\./);
+    const tokens = await readTokens(stack.db.sql, stack.config.encryption, connection?.id ?? '');
+    expect(tokens?.refreshToken).toBeTruthy();
+    const tasks = await fetch(`${stack.demo.url}/tasks`, {
+      headers: { authorization: `Bearer ${tokens?.accessToken ?? ''}` },
+    });
+    expect(tasks.status).toBe(200);
+
+    // The link is single use.
+    const again = await fetch(link.url);
+    expect(again.status).toBe(410);
+    expect(await again.text()).toContain('already been used');
+
+    // Tokens never travel through Temporal: the exchange workflow's history holds neither.
+    const [attempt] = await stack.db.sql<
+      { id: string }[]
+    >`select id from oauth_attempts where link_id = ${link.id}`;
+    const history = JSON.stringify(
+      await stack.temporal.workflow.getHandle(`connect/${attempt?.id ?? ''}`).fetchHistory(),
+    );
+    expect(history).not.toContain(tokens?.accessToken);
+    expect(history).not.toContain(tokens?.refreshToken);
+    expect(new URL(result.url).searchParams.get('code')).toBeTruthy();
+    expect(history).not.toContain(new URL(result.url).searchParams.get('code'));
+    const logs = stack.api.logs.join('\n');
+    expect(logs).not.toContain(tokens?.accessToken);
+    expect(logs).not.toContain(new URL(result.url).searchParams.get('code'));
+    expect(logs).not.toContain(link.url.slice(link.url.lastIndexOf('/') + 1));
+    expect(logs).toContain('/connect/[token]');
+  });
+
+  it('sends the user to the redirect_url when one was given', async () => {
+    const link = await newLink({
+      user: 'u_redirect',
+      app: 'acme',
+      redirect_url: 'https://app.example.com/done?x=1',
+    });
+    const result = await walkConnectLink(link.url);
+    expect(result.status).toBe(303);
+    const [connection] = await connectionsOf('u_redirect');
+    expect(result.redirectedTo?.origin).toBe('https://app.example.com');
+    expect(Object.fromEntries(result.redirectedTo?.searchParams ?? [])).toEqual({
+      x: '1',
+      status: 'connected',
+      connection_id: connection?.id,
+      app: 'acme',
+    });
+  });
+
+  it('brands the pages with the environment connect settings', async () => {
+    await saveConnectSettings(
+      stack.db.sql,
+      stack.environmentId,
+      {
+        displayName: 'Northwind <Ops>',
+        accentColor: '#0f766e',
+        logoUrl: 'https://cdn.example.com/logo.png',
+        supportUrl: 'https://help.example.com',
+        theme: { mode: 'dark' },
+      },
+      'test',
+    );
+    const link = await newLink({ user: 'u_brand', app: 'acme' });
+    const page = await (await fetch(link.url)).text();
+    expect(page).toContain('Northwind &lt;Ops&gt;');
+    expect(page).not.toContain('Northwind <Ops>');
+    expect(page).toContain('#0f766e');
+    expect(page).toContain('https://cdn.example.com/logo.png');
+    expect(page).toContain('https://help.example.com');
+  });
+
+  it('ends an expired link on a branded error page, before and after the start', async () => {
+    const link = await newLink({ user: 'u_expired', app: 'acme' });
+    await stack.db
+      .sql`update connect_links set expires_at = now() - interval '1 second' where id = ${link.id}`;
+    const page = await fetch(link.url);
+    expect(page.status).toBe(410);
+    expect(await page.text()).toContain('This link has expired');
+    expect((await fetch(`${link.url}/start`, { redirect: 'manual' })).status).toBe(410);
+    expect(await connectionsOf('u_expired')).toEqual([]);
+  });
+
+  it('refuses forged links and forged state, storing nothing', async () => {
+    const forged = await fetch(`${stack.config.api.publicUrl}/connect/${'x'.repeat(32)}`);
+    expect(forged.status).toBe(404);
+    expect(await forged.text()).toContain('This link is not valid');
+    const callback = await fetch(
+      `${stack.config.api.publicUrl}/connect/callback?code=abc&state=forged`,
+    );
+    expect(callback.status).toBe(400);
+    expect(await callback.text()).toContain('could not be verified');
+    const [count] = await stack.db.sql<
+      { n: number }[]
+    >`select count(*)::int as n from oauth_attempts where callback_params_sealed is not null`;
+    expect(count?.n).toBe(0);
+  });
+
+  it('ends a denied consent on a branded page, keeps nothing, and lets the user try the link again', async () => {
+    const link = await newLink({ user: 'u_deny', app: 'acme' });
+    const denied = await walkConnectLink(link.url, { decision: 'deny' });
+    expect(denied.status).toBe(403);
+    expect(denied.html).toContain('Access was not granted');
+    expect(await connectionsOf('u_deny')).toEqual([]);
+    const allowed = await walkConnectLink(link.url);
+    expect(allowed.status).toBe(200);
+    expect(await connectionsOf('u_deny')).toHaveLength(1);
+  });
+
+  it('ends a failed token exchange on a branded page, keeps nothing, and does not use up the link', async () => {
+    const link = await newLink({ user: 'u_exchange', app: 'acme' });
+    const result = await walkConnectLink(link.url, {
+      // The app stops trusting our client secret between consent and callback.
+      beforeCallback: () =>
+        stack.demo.registerClient({
+          clientId: stack.client.clientId,
+          clientSecret: 'rotated-elsewhere',
+          redirectUris: [`${stack.config.api.publicUrl}/connect/callback`],
+        }),
+    });
+    await stack.demo.registerClient({
+      ...stack.client,
+      redirectUris: [`${stack.config.api.publicUrl}/connect/callback`],
+    });
+    expect(result.status).toBe(502);
+    expect(result.html).toContain('could not finish connecting');
+    expect(await connectionsOf('u_exchange')).toEqual([]);
+    expect((await walkConnectLink(link.url)).status).toBe(200);
+  });
+
+  it('replays of a completed callback are refused', async () => {
+    const link = await newLink({ user: 'u_replay', app: 'acme' });
+    const result = await walkConnectLink(link.url);
+    expect(result.status).toBe(200);
+    const replay = await fetch(result.url);
+    expect(replay.status).toBe(410);
+    expect(await connectionsOf('u_replay')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { createAuthConfig } from '../../activities/db/auth-configs.js';
+import { ensureEnvironment } from '../../activities/db/environments.js';
+import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
+import type { Config } from '../../infra/config.js';
+import { freePort } from '../../infra/dev/free-port.js';
+import { startDemoApp, type DemoApp } from '../../infra/demo-app/index.js';
+import { startTestApi, type TestApi } from './api.js';
+import { testConfig } from './config.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+import { createTestKey, type TestKey } from './keys.js';
+import { startTestWorker, type TestWorker } from './worker.js';
+
+export interface ConnectStack {
+  db: TestDatabase;
+  config: Config;
+  demo: DemoApp;
+  api: TestApi;
+  worker: TestWorker;
+  temporal: Client;
+  key: TestKey;
+  environmentId: string;
+  client: { clientId: string; clientSecret: string };
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything a connect flow touches, for real: a database, the demo OAuth app with Gatehouse
+ * registered as its client, an auth config for `acme`, a worker and the API on a known port
+ * (the OAuth redirect must reach it).
+ */
+export async function startConnectStack(
+  options: { accessTokenTtlSeconds?: number; env?: Record<string, string> } = {},
+): Promise<ConnectStack> {
+  const db = await createTestDatabase();
+  const demo = await startDemoApp({ accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600 });
+  const config = testConfig(db.url, {
+    API_PORT: String(await freePort()),
+    APP_URLS: JSON.stringify({ acme: demo.url }),
+    ...options.env,
+  });
+  const client = { clientId: 'gatehouse-test', clientSecret: randomBytes(16).toString('hex') };
+  await demo.registerClient({
+    ...client,
+    redirectUris: [`${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`],
+  });
+  const environment = await ensureEnvironment(db.sql, 'test');
+  await createAuthConfig(db.sql, config.encryption, {
+    environmentId: environment.id,
+    app: 'acme',
+    name: 'demo client',
+    ...client,
+  });
+  const worker = await startTestWorker(config, db.sql);
+  const api = await startTestApi(config, db.sql);
+  const key = await createTestKey(db.sql, { env: 'test', access: 'full', agentId: 'test-agent' });
+  return {
+    db,
+    config,
+    demo,
+    api,
+    worker,
+    temporal: api.temporal,
+    key,
+    environmentId: environment.id,
+    client,
+    async stop() {
+      await api.close();
+      await worker.stop();
+      await demo.stop();
+      await db.drop();
+    },
+  };
+}
+
+export async function createLink(
+  stack: ConnectStack,
+  body: Record<string, unknown>,
+  key: string = stack.key.key,
+): Promise<Response> {
+  return fetch(`${stack.api.url}/v1/connect/links`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
