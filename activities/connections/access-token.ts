@@ -1,0 +1,45 @@
+import type { Client } from '@temporalio/client';
+import type { Config } from '../../infra/config.js';
+import type { Sql } from '../../infra/database/client.js';
+import { REFRESH_MARGIN_SECONDS } from '../../workflows/connection-types.js';
+import { findConnectionById, readTokens } from '../db/connections.js';
+import { refreshThroughWorkflow } from './refresh-workflow.js';
+
+export type AccessTokenResult =
+  { ok: true; accessToken: string } | { ok: false; status: 'expired' | 'revoked' | 'missing' };
+
+export interface AccessTokenDeps {
+  sql: Sql;
+  config: Pick<Config, 'encryption' | 'temporal'>;
+  temporal: Client;
+}
+
+/**
+ * A valid access token for a connection, for activities that call the app: the stored one while
+ * it has more than 60 s to live, else one from a refresh shared through `refresh/<id>`. `force`
+ * is for the app having answered 401 to a token we thought valid.
+ */
+export async function validAccessToken(
+  deps: AccessTokenDeps,
+  connectionId: string,
+  options: { force?: boolean } = {},
+): Promise<AccessTokenResult> {
+  const requestedAt = new Date();
+  const connection = await findConnectionById(deps.sql, connectionId);
+  if (!connection) return { ok: false, status: 'missing' };
+  if (connection.status !== 'active') return { ok: false, status: connection.status };
+  const expiresAt = connection.accessTokenExpiresAt;
+  const stale =
+    expiresAt !== null &&
+    expiresAt.getTime() - requestedAt.getTime() <= REFRESH_MARGIN_SECONDS * 1000;
+  if (stale || options.force) {
+    const refreshed = await refreshThroughWorkflow(deps.temporal, deps.config.temporal.taskQueue, {
+      connectionId,
+      requestedAt: requestedAt.toISOString(),
+      force: options.force ?? false,
+    });
+    if (refreshed.status !== 'active') return { ok: false, status: refreshed.status };
+  }
+  const tokens = await readTokens(deps.sql, deps.config.encryption, connectionId);
+  return tokens ? { ok: true, accessToken: tokens.accessToken } : { ok: false, status: 'expired' };
+}

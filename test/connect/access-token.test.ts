@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  validAccessToken,
+  type AccessTokenDeps,
+} from '../../activities/connections/access-token.js';
+import { findConnectionById } from '../../activities/db/connections.js';
+import { reconnectLinkFor } from '../../api/connect/links.js';
+import { walkConnectLink } from '../support/consent.js';
+import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+
+let stack: ConnectStack;
+let deps: AccessTokenDeps;
+
+beforeAll(async () => {
+  stack = await startConnectStack();
+  deps = { sql: stack.db.sql, config: stack.config, temporal: stack.temporal };
+});
+
+afterAll(async () => {
+  await stack.stop();
+});
+
+/** A real connection made through the hosted flow, as `username` at the demo app. */
+async function connect(user: string, username: string): Promise<string> {
+  const link = (await (await createLink(stack, { user, app: 'acme' })).json()) as { url: string };
+  expect((await walkConnectLink(link.url, { username })).status).toBe(200);
+  const [row] = await stack.db.sql<{ id: string }[]>`
+    select c.id from connections c join connected_users u on u.id = c.connected_user_id where u.external_id = ${user}`;
+  if (!row) throw new Error('no connection');
+  return row.id;
+}
+
+const expireNow = (id: string) =>
+  stack.db.sql`update connections set access_token_expires_at = now() where id = ${id}`;
+
+async function tasksStatus(token: string): Promise<number> {
+  return (await fetch(`${stack.demo.url}/tasks`, { headers: { authorization: `Bearer ${token}` } }))
+    .status;
+}
+
+describe('a valid access token for a connection', () => {
+  it('hands out the stored token while it is fresh, without asking the app', async () => {
+    const id = await connect('u_fresh', 'fresh');
+    stack.demo.resetStats();
+    const first = await validAccessToken(deps, id);
+    const second = await validAccessToken(deps, id);
+    expect(first.ok && second.ok && first.accessToken === second.accessToken).toBe(true);
+    expect(stack.demo.stats().tokenRequests.refresh_token).toBe(0);
+  });
+
+  it('refreshes a token that expires within 60 seconds, and the new one works at the app', async () => {
+    const id = await connect('u_stale', 'stale');
+    await expireNow(id);
+    stack.demo.resetStats();
+    const result = await validAccessToken(deps, id);
+    if (!result.ok) throw new Error(`no token: ${result.status}`);
+    expect(await tasksStatus(result.accessToken)).toBe(200);
+    expect(stack.demo.stats().tokenRequests.refresh_token).toBe(1);
+    const connection = await findConnectionById(stack.db.sql, id);
+    expect(connection?.refreshCount).toBe(1);
+    expect(connection?.lastRefreshedAt).not.toBeNull();
+    expect(connection?.accessTokenExpiresAt?.getTime()).toBeGreaterThan(Date.now() + 60_000);
+  });
+
+  it('makes 20 concurrent callers of a stale connection share one token request', async () => {
+    const id = await connect('u_storm', 'storm');
+    await expireNow(id);
+    stack.demo.resetStats();
+    const results = await Promise.all(Array.from({ length: 20 }, () => validAccessToken(deps, id)));
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(new Set(results.map((r) => (r.ok ? r.accessToken : ''))).size).toBe(1);
+    expect(stack.demo.stats().tokenRequests.refresh_token).toBe(1);
+  });
+
+  it('marks the connection expired when the app revoked the grant, and a reconnect link revives it', async () => {
+    const id = await connect('u_revoked', 'revoked-user');
+    await stack.demo.revokeGrants('revoked-user');
+    await expireNow(id);
+    expect(await validAccessToken(deps, id)).toEqual({ ok: false, status: 'expired' });
+    const connection = await findConnectionById(stack.db.sql, id);
+    expect(connection?.status).toBe('expired');
+
+    if (!connection) throw new Error('connection vanished');
+    const link = await reconnectLinkFor(stack.db.sql, stack.config, connection);
+    expect(new Date(link.expires_at).getTime() - Date.now()).toBeGreaterThan(
+      6.9 * 24 * 3600 * 1000,
+    );
+    expect((await reconnectLinkFor(stack.db.sql, stack.config, connection)).url).toBe(link.url);
+    expect((await walkConnectLink(link.url, { username: 'revoked-user' })).status).toBe(200);
+
+    const revived = await findConnectionById(stack.db.sql, id);
+    expect(revived?.status).toBe('active');
+    const token = await validAccessToken(deps, id);
+    expect(token.ok && (await tasksStatus(token.accessToken))).toBe(200);
+    // Single use: the link is spent, and the next one is new.
+    expect((await fetch(link.url)).status).toBe(410);
+    expect((await reconnectLinkFor(stack.db.sql, stack.config, connection)).url).not.toBe(link.url);
+  });
+});
