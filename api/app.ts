@@ -1,15 +1,19 @@
 import type { Client } from '@temporalio/client';
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Config } from '../infra/config.js';
 import type { Sql } from '../infra/database/client.js';
 import type { Logger } from '../infra/logger.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFound } from './http/errors-middleware.js';
+import { requestLog } from './http/request-log.js';
 import { traceId } from './http/trace-id.js';
+import { connectFlowRoutes } from './routes/connect-flow.js';
+import { connectLinkRoutes } from './routes/connect-links.js';
+import { connectionsRoutes } from './routes/connections.js';
 import { docsRoutes } from './routes/docs.js';
 import { fundedAccessRoutes } from './routes/funded-access.js';
 import { healthRoutes } from './routes/health.js';
+import { usersRoutes } from './routes/users.js';
 
 export interface ApiDeps {
   config: Config;
@@ -29,16 +33,7 @@ export function createApp(deps: ApiDeps): Express {
   app.set('query parser', 'simple');
 
   app.use(traceId);
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (_req, res) => (res as express.Response).locals.traceId,
-      customAttributeKeys: { reqId: 'traceId' },
-      customLogLevel: (_req, res, err) =>
-        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-      autoLogging: { ignore: (req) => req.url === '/healthz' },
-    }),
-  );
+  app.use(requestLog(deps.logger));
   app.use(
     express.json({
       limit: deps.config.api.bodyLimitBytes,
@@ -48,9 +43,13 @@ export function createApp(deps: ApiDeps): Express {
 
   app.use(healthRoutes(deps));
   app.use(docsRoutes({ publicUrl: deps.config.api.publicUrl }));
+  app.use(connectFlowRoutes(deps));
 
   app.use('/v1', authenticate(deps.sql));
   app.use(fundedAccessRoutes(deps));
+  app.use(usersRoutes(deps));
+  app.use(connectionsRoutes(deps));
+  app.use(connectLinkRoutes(deps));
 
   app.use(notFound);
   app.use(errorHandler({ bodyLimitBytes: deps.config.api.bodyLimitBytes }));
