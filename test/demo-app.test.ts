@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import * as oauth from 'openid-client';
 import { z } from 'zod';
 import { startDemoApp, type DemoApp, type DemoClient } from '../infra/demo-app/index.js';
+import { CookieJar } from './support/cookie-jar.js';
 
 // Nothing listens on port 9: the flow stops at the redirect and reads its Location header.
 const REDIRECT_URI = 'http://127.0.0.1:9/oauth/callback';
@@ -18,25 +19,6 @@ const ALL_SCOPES = 'tasks:read tasks:write offline_access';
 type Tokens = oauth.TokenEndpointResponse & oauth.TokenEndpointResponseHelpers;
 
 /** Just enough of a browser cookie store for one origin. */
-class CookieJar {
-  readonly #cookies = new Map<string, string>();
-
-  header(): string {
-    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-
-  store(res: Response): void {
-    for (const cookie of res.headers.getSetCookie()) {
-      const [pair = ''] = cookie.split(';');
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(cookie)) this.#cookies.delete(name);
-      else this.#cookies.set(name, value);
-    }
-  }
-}
-
 function discover(app: DemoApp, client: DemoClient = CLIENT): Promise<oauth.Configuration> {
   return oauth.discovery(new URL(app.url), client.clientId, client.clientSecret, undefined, {
     // Deprecated only as a warning sign; the demo app is plain http on loopback by design.

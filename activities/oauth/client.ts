@@ -32,7 +32,9 @@ export function oauthConfiguration(
     undefined,
     authentication,
   );
-  // Plain http is only ever configured for loopback demo and test apps.
+  // Plain http is only ever configured for loopback demo and test apps; the deprecation is
+  // openid-client's way of making this call stand out, not a planned removal.
+  // eslint-disable-next-line @typescript-eslint/no-deprecated
   if (endpoints.tokenUrl.startsWith('http:')) oauth.allowInsecureRequests(configuration);
   return configuration;
 }

@@ -29,7 +29,10 @@ export function requestLog(logger: Logger): HttpLogger {
     autoLogging: { ignore: (req) => req.url === '/healthz' },
     serializers: {
       req: (req: SerializedRequest) => {
-        const { query: _query, params: _params, ...rest } = req;
+        // Query and params repeat the URL's secrets in parsed form: left out.
+        const rest = Object.fromEntries(
+          Object.entries(req).filter(([key]) => key !== 'query' && key !== 'params'),
+        );
         return { ...rest, url: loggableUrl(req.url) };
       },
     },

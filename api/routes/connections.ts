@@ -1,0 +1,177 @@
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import type { Caller } from '../../activities/db/api-keys.js';
+import { findConnection, readTokens, type Connection } from '../../activities/db/connections.js';
+import { REFRESH_MARGIN_SECONDS, type RefreshResult } from '../../workflows/connection-types.js';
+import type { ApiDeps } from '../app.js';
+import { reconnectLinkFor } from '../connect/links.js';
+import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '../errors.js';
+import { authorize, callerOf } from '../http/authorize.js';
+import { parse } from '../http/validate.js';
+import { registerConnectedUserOperation } from '../openapi/registry.js';
+import {
+  connectionSchema,
+  presentConnection,
+  presentReconnectLink,
+  presentTokenExport,
+  reconnectLinkSchema,
+  refreshResultSchema,
+  revokedSchema,
+  tokenExportSchema,
+} from '../presenters/connections.js';
+import { ConnectionWorkflows } from '../temporal/connection-workflows.js';
+
+const connectionPath = z.strictObject({ id: z.uuid() });
+const emptyBody = z.strictObject({});
+
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/connections/{id}',
+  operationId: 'get_connection',
+  summary: 'Get a connection',
+  request: { params: connectionPath },
+  response: connectionSchema,
+  errors: [401, 403, 404],
+});
+registerConnectedUserOperation({
+  method: 'delete',
+  path: '/v1/connections/{id}',
+  operationId: 'revoke_connection',
+  summary: 'Revoke a connection, at the app too (idempotent)',
+  request: { params: connectionPath },
+  response: revokedSchema,
+  errors: [401, 403, 404],
+});
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/connections/{id}/export',
+  operationId: 'export_connection_tokens',
+  summary:
+    'Export the connection’s tokens, refreshed first when about to expire (full-access keys only)',
+  request: { params: connectionPath },
+  response: tokenExportSchema,
+  errors: [401, 403, 404, 409],
+});
+registerConnectedUserOperation({
+  method: 'post',
+  path: '/v1/connections/{id}/refresh',
+  operationId: 'refresh_connection',
+  summary: 'Refresh the tokens now (concurrent calls share one token request)',
+  request: { params: connectionPath },
+  response: refreshResultSchema,
+  errors: [400, 401, 403, 404, 409],
+});
+registerConnectedUserOperation({
+  method: 'post',
+  path: '/v1/connections/{id}/reconnect-link',
+  operationId: 'create_reconnect_link',
+  summary: 'The connection’s reconnect link: single use, valid 7 days, the same until used',
+  request: { params: connectionPath },
+  response: reconnectLinkSchema,
+  status: 201,
+  errors: [400, 401, 403, 404, 409],
+});
+
+/** Bodies are refused rather than ignored, so a caller who meant to send options learns. */
+function expectNoBody(req: Request): void {
+  if (req.body !== undefined) {
+    parse(emptyBody, req.body, 'body');
+    return;
+  }
+  if (Number(req.get('content-length') ?? '0') > 0) {
+    throw new InvalidRequestError('This operation takes no request body.', [
+      { path: 'body', message: 'must be empty' },
+    ]);
+  }
+}
+
+const isStale = (expiresAt: Date | null) =>
+  expiresAt !== null && expiresAt.getTime() - Date.now() <= REFRESH_MARGIN_SECONDS * 1000;
+
+/** SPEC.md §4.1 connections: read, revoke, export, refresh and reconnect. */
+export function connectionsRoutes(deps: ApiDeps): Router {
+  const router = Router();
+  const workflows = new ConnectionWorkflows(deps.temporal, deps.config.temporal.taskQueue);
+
+  // An id that is no UUID names no connection: 404, like an unknown or another environment's.
+  async function connectionOf(caller: Caller, id: unknown): Promise<Connection> {
+    const parsed = connectionPath.shape.id.safeParse(id);
+    const connection = parsed.success
+      ? await findConnection(deps.sql, caller.environmentId, parsed.data)
+      : null;
+    if (!connection) throw new NotFoundError('Connection');
+    return connection;
+  }
+
+  async function expiredError(connection: Connection): Promise<ApiError> {
+    const link = await reconnectLinkFor(deps.sql, deps.config, connection);
+    return new ApiError(
+      'connection_expired',
+      `The connection to ${connection.app} has expired: the user must reconnect through reconnect_url.`,
+      { reconnect_url: link.url },
+    );
+  }
+
+  const revokedError = () =>
+    new ConflictError('The connection is revoked; the user must connect again with a new link.');
+
+  async function assertLive(connection: Connection): Promise<void> {
+    if (connection.status === 'revoked') throw revokedError();
+    if (connection.status === 'expired') throw await expiredError(connection);
+  }
+
+  async function assertRefreshed(connection: Connection, result: RefreshResult): Promise<void> {
+    if (result.status === 'missing') throw new NotFoundError('Connection');
+    if (result.status !== 'active') await assertLive({ ...connection, status: result.status });
+  }
+
+  router.get('/v1/connections/:id', authorize({ operation: 'read' }), async (req, res) => {
+    res.json(presentConnection(await connectionOf(callerOf(res), req.params.id)));
+  });
+
+  router.delete('/v1/connections/:id', authorize({ operation: 'write' }), async (req, res) => {
+    const connection = await connectionOf(callerOf(res), req.params.id);
+    if (connection.status !== 'revoked') await workflows.revoke(connection.id);
+    res.json({ id: connection.id, status: 'revoked' });
+  });
+
+  router.get('/v1/connections/:id/export', authorize({ operation: 'export' }), async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    const connection = await connectionOf(callerOf(res), req.params.id);
+    await assertLive(connection);
+    if (isStale(connection.accessTokenExpiresAt)) {
+      await assertRefreshed(connection, await workflows.refresh(connection.id, false));
+    }
+    const tokens = await readTokens(deps.sql, deps.config.encryption, connection.id);
+    // Tokens are dropped only by a revocation, which may have landed since the check above.
+    if (!tokens) throw revokedError();
+    res.json(presentTokenExport(connection, tokens));
+  });
+
+  router.post(
+    '/v1/connections/:id/refresh',
+    authorize({ operation: 'write' }),
+    async (req, res) => {
+      expectNoBody(req);
+      const connection = await connectionOf(callerOf(res), req.params.id);
+      await assertLive(connection);
+      const result = await workflows.refresh(connection.id, true);
+      await assertRefreshed(connection, result);
+      res.json({ id: connection.id, status: 'active', last_refreshed_at: result.lastRefreshedAt });
+    },
+  );
+
+  router.post(
+    '/v1/connections/:id/reconnect-link',
+    authorize({ operation: 'write' }),
+    async (req, res) => {
+      expectNoBody(req);
+      const connection = await connectionOf(callerOf(res), req.params.id);
+      if (connection.status === 'revoked') throw revokedError();
+      const link = await reconnectLinkFor(deps.sql, deps.config, connection);
+      res.status(201).json(presentReconnectLink(link));
+    },
+  );
+
+  return router;
+}

@@ -1,0 +1,164 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { Caller } from '../../activities/db/api-keys.js';
+import {
+  findConnectedUser,
+  listConnectedUsers,
+  type ConnectedUserSummary,
+} from '../../activities/db/connected-users.js';
+import { listUserConnections } from '../../activities/db/connections.js';
+import type { Sql } from '../../infra/database/client.js';
+import type { ApiDeps } from '../app.js';
+import { InvalidRequestError, NotFoundError } from '../errors.js';
+import { authorize, callerOf } from '../http/authorize.js';
+import { parse } from '../http/validate.js';
+import { registerConnectedUserOperation } from '../openapi/registry.js';
+import { connectionListItemSchema, presentConnectionListItem } from '../presenters/connections.js';
+import {
+  presentUser,
+  presentUserListItem,
+  userListItemSchema,
+  userSchema,
+} from '../presenters/users.js';
+import { ConnectionWorkflows } from '../temporal/connection-workflows.js';
+
+export const listUsersQuery = z
+  .strictObject({
+    customer: z.string().min(1).max(256).optional(),
+    status: z.enum(['active', 'needs_reconnect', 'disconnected']).optional().meta({
+      description:
+        '`active`: has an active connection; `needs_reconnect`: has an expired one; `disconnected`: neither',
+    }),
+    limit: z.coerce.number().int().min(1).max(100).default(50),
+    cursor: z
+      .string()
+      .max(4096)
+      .optional()
+      .meta({ description: 'The `cursor` of the previous page' }),
+  })
+  .meta({ id: 'ListUsersQuery' });
+
+const userPath = z.strictObject({
+  user: z.string().meta({ description: 'Your own id for the user (`external_id`)' }),
+});
+
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/users',
+  operationId: 'list_users',
+  summary: 'List connected users, newest first',
+  request: { query: listUsersQuery },
+  response: z.object({ data: z.array(userListItemSchema), cursor: z.string().nullable() }),
+  errors: [400, 401, 403],
+});
+
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/users/{user}',
+  operationId: 'get_user',
+  summary: 'Get a connected user by your own id for them',
+  request: { params: userPath },
+  response: userSchema,
+  errors: [401, 403, 404],
+});
+
+registerConnectedUserOperation({
+  method: 'delete',
+  path: '/v1/users/{user}',
+  operationId: 'delete_user',
+  summary:
+    'Delete a user: revokes their connections at the apps and deletes them and their tokens (irreversible; audit history stays)',
+  request: { params: userPath },
+  response: z.object({ ok: z.boolean() }),
+  errors: [401, 403, 404],
+});
+
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/users/{user}/connections',
+  operationId: 'list_user_connections',
+  summary: 'List the connections a user has (revoked ones are left out)',
+  request: { params: userPath },
+  response: z.object({ data: z.array(connectionListItemSchema) }),
+  errors: [401, 403, 404],
+});
+
+/** Cursors are opaque to callers; inside, the id of the last user of the previous page. */
+const encodeCursor = (userId: string) => Buffer.from(userId, 'utf8').toString('base64url');
+
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!z.uuid().safeParse(id).success || encodeCursor(id) !== cursor) {
+    throw new InvalidRequestError('Invalid request query (cursor: not a cursor from this list).', [
+      { path: 'cursor', message: 'not a cursor from this list' },
+    ]);
+  }
+  return id;
+}
+
+async function userOf(sql: Sql, caller: Caller, externalId: string): Promise<ConnectedUserSummary> {
+  const user = await findConnectedUser(sql, caller.environmentId, externalId);
+  if (!user) throw new NotFoundError(`User "${externalId}"`);
+  return user;
+}
+
+/**
+ * DESIGN.md §5: deleting a user also cancels their pending approvals. Approvals do not exist
+ * yet, so there is nothing to cancel; the approvals issue fills this in.
+ */
+function cancelPendingApprovals(_caller: Caller, _user: ConnectedUserSummary): Promise<void> {
+  return Promise.resolve();
+}
+
+/** SPEC.md §4.1: the connected users of the caller's environment and their connections. */
+export function usersRoutes(deps: ApiDeps): Router {
+  const router = Router();
+  const workflows = new ConnectionWorkflows(deps.temporal, deps.config.temporal.taskQueue);
+
+  router.get('/v1/users', authorize({ operation: 'read' }), async (req, res) => {
+    const caller = callerOf(res);
+    const query = parse(listUsersQuery, req.query, 'query');
+    const users = await listConnectedUsers(deps.sql, caller.environmentId, {
+      ...(query.customer === undefined ? {} : { customer: query.customer }),
+      ...(query.status === undefined ? {} : { status: query.status }),
+      ...(query.cursor === undefined ? {} : { after: decodeCursor(query.cursor) }),
+      // One more than a page tells whether another page follows.
+      limit: query.limit + 1,
+    });
+    const page = users.slice(0, query.limit);
+    const last = page.at(-1);
+    res.json({
+      data: page.map(presentUserListItem),
+      cursor: users.length > query.limit && last ? encodeCursor(last.id) : null,
+    });
+  });
+
+  router.get('/v1/users/:user', authorize({ operation: 'read' }), async (req, res) => {
+    const caller = callerOf(res);
+    const { user } = parse(userPath, req.params, 'path');
+    res.json(presentUser(await userOf(deps.sql, caller, user), caller.environmentName));
+  });
+
+  router.delete('/v1/users/:user', authorize({ operation: 'write' }), async (req, res) => {
+    const caller = callerOf(res);
+    const { user: externalId } = parse(userPath, req.params, 'path');
+    const user = await userOf(deps.sql, caller, externalId);
+    await cancelPendingApprovals(caller, user);
+    const connections = await listUserConnections(deps.sql, user.id);
+    await workflows.deleteUser(
+      user.id,
+      connections.map((connection) => connection.id),
+    );
+    res.json({ ok: true });
+  });
+
+  router.get('/v1/users/:user/connections', authorize({ operation: 'read' }), async (req, res) => {
+    const caller = callerOf(res);
+    const { user: externalId } = parse(userPath, req.params, 'path');
+    const user = await userOf(deps.sql, caller, externalId);
+    const connections = await listUserConnections(deps.sql, user.id);
+    res.json({ data: connections.map(presentConnectionListItem) });
+  });
+
+  return router;
+}
