@@ -3,7 +3,55 @@
  * to connect a user (OAuth); the actions of each app live beside it. Base URLs are defaults that
  * configuration can point elsewhere (APP_URLS), e.g. at a sandbox or the local demo app.
  */
+import type { z } from 'zod';
+
 export type ScopeGrade = 'read' | 'write';
+
+/** How much a call can change at the app; what policies decide on (SPEC.md §1). */
+export type CallScope = 'read' | 'write' | 'destructive';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A request to the app's API, relative to its API base URL; the token is added by the caller. */
+export interface UpstreamRequest {
+  method: HttpMethod;
+  /** Path below the API base URL, each segment already URL-encoded (use `encodeURIComponent`). */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Sent as JSON. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/**
+ * One named action (`<app>.<name>`): its scope, the input it accepts (validated before anything
+ * runs, and published so an agent knows what to send), how that input becomes a request to the
+ * app, and how a successful answer becomes the result.
+ */
+export interface ActionDefinition<Input extends z.ZodType = z.ZodType> {
+  app: string;
+  name: string;
+  scope: CallScope;
+  description: string;
+  input: Input;
+  // Method syntax on purpose: definitions of any input type then fit one catalog list.
+  request(input: z.infer<Input>): UpstreamRequest;
+  /** Shapes a 2xx answer; default: the body as it came. */
+  result?(response: UpstreamResponse): unknown;
+}
+
+/** Declares an action with its input type inferred from its schema. */
+export function defineAction<Input extends z.ZodType>(
+  definition: ActionDefinition<Input>,
+): ActionDefinition {
+  return definition;
+}
 
 export interface OAuthSettings {
   /** Paths are relative to the app's OAuth base URL unless absolute. */
@@ -27,5 +75,7 @@ export interface AppDefinition {
   name: string;
   oauthBaseUrl: string;
   apiBaseUrl: string;
+  /** Headers every API request to the app needs (API version pins, media types). */
+  apiHeaders?: Record<string, string>;
   oauth: OAuthSettings;
 }

@@ -1,0 +1,35 @@
+import { describe, expect, it } from '@jest/globals';
+import { findAction, findApp, listActions, listApps } from '../workflows/catalog/index.js';
+
+describe('the app catalog', () => {
+  it('names every action <app>.<action> after an app it knows, once', () => {
+    const names = listActions().map((a) => `${a.app}.${a.name}`);
+    expect(new Set(names).size).toBe(names.length);
+    for (const action of listActions()) {
+      expect(findApp(action.app)).toBeDefined();
+      expect(action.name).toMatch(/^[a-z][a-z0-9_]*$/);
+      expect(['read', 'write', 'destructive']).toContain(action.scope);
+      expect(action.description.length).toBeGreaterThan(5);
+    }
+  });
+
+  it('grades every provider scope an app asks for by default', () => {
+    for (const app of listApps()) {
+      for (const scope of app.oauth.defaultScopes)
+        expect(app.oauth.scopeGrades[scope]).toBeDefined();
+    }
+  });
+
+  it('turns acme inputs into requests to the task API', () => {
+    const update = findAction('acme.update_task');
+    expect(update?.input.safeParse({ id: 't/1', status: 'done' }).success).toBe(true);
+    expect(update?.request({ id: 't/1', status: 'done' })).toEqual({
+      method: 'PATCH',
+      path: '/tasks/t%2F1',
+      body: { status: 'done' },
+    });
+    expect(findAction('acme.create_task')?.input.safeParse({ title: '' }).success).toBe(false);
+    expect(findAction('acme.list_tasks')?.input.safeParse({ colour: 'red' }).success).toBe(false);
+    expect(findAction('acme.delete_task')?.scope).toBe('destructive');
+  });
+});
