@@ -13,6 +13,7 @@ import { connectionsRoutes } from './routes/connections.js';
 import { docsRoutes } from './routes/docs.js';
 import { fundedAccessRoutes } from './routes/funded-access.js';
 import { healthRoutes } from './routes/health.js';
+import { policyRoutes } from './routes/policies.js';
 import { usersRoutes } from './routes/users.js';
 
 export interface ApiDeps {
@@ -50,6 +51,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(usersRoutes(deps));
   app.use(connectionsRoutes(deps));
   app.use(connectLinkRoutes(deps));
+  app.use(policyRoutes(deps));
 
   app.use(notFound);
   app.use(errorHandler({ bodyLimitBytes: deps.config.api.bodyLimitBytes }));

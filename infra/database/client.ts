@@ -6,7 +6,8 @@ export type Sql = postgres.Sql<Record<string, unknown>>;
 export function createSql(url: string, options: { max?: number } = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,
-    transform: postgres.camel,
+    // Column names only: JSON values (policies, audit bodies, app responses) keep their own keys.
+    transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
     // Notices (e.g. "relation already exists, skipping") are expected during migrations.
     onnotice: () => undefined,
     connection: { application_name: 'gatehouse' },

@@ -1,0 +1,170 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import {
+  findPolicy,
+  listPolicies,
+  replacePolicy,
+  type StoredPolicy,
+} from '../../activities/db/policies.js';
+import type { ApiDeps } from '../app.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import { authorize, callerOf } from '../http/authorize.js';
+import { parse } from '../http/validate.js';
+import { registerConnectedUserOperation } from '../openapi/registry.js';
+
+const decision = z.enum(['allow', 'ask', 'deny']);
+const scope = z.enum(['read', 'write', 'destructive']);
+const name = z.string().min(1).max(100);
+const agentId = z.string().min(1).max(200);
+
+const rule = z
+  .strictObject({
+    action: z
+      .string()
+      .regex(
+        /^[a-z0-9][a-z0-9_-]*\.(\*|[a-z0-9_*]+)$/,
+        'must be <app>.<action>, or a glob such as github.*',
+      )
+      .optional(),
+    app: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]*$/)
+      .max(100)
+      .optional(),
+    scope: scope.optional(),
+    decision,
+  })
+  .refine((r) => r.action !== undefined || r.app !== undefined || r.scope !== undefined, {
+    message: 'a rule must match on action, app or scope',
+  });
+
+export const policyIdParam = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'policy ids are slugs: a-z, 0-9 and -'),
+});
+
+export const replacePolicyBody = z
+  .strictObject({
+    name: name.optional(),
+    agents: z
+      .array(agentId)
+      .max(100)
+      .optional()
+      .meta({ description: 'Agents governed; `*` stands for all.' }),
+    defaults: z.strictObject({ read: decision, write: decision, destructive: decision }),
+    rules: z.array(rule).max(500).default([]),
+    approval: z
+      .strictObject({
+        requested_from: z.array(z.string().min(1).max(200)).max(50).default([]),
+        ttl_seconds: z
+          .int()
+          .min(1)
+          .max(30 * 24 * 3600),
+      })
+      .optional()
+      .meta({
+        description: 'Who decides held calls and how long an approval waits (default 24 h).',
+      }),
+  })
+  .meta({ id: 'ReplacePolicy' });
+
+const listItem = z.object({
+  id: z.string(),
+  name: z.string(),
+  environment: z.string(),
+  agents: z.array(z.string()),
+  version: z.int(),
+});
+
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/policies',
+  operationId: 'list_policies',
+  summary: 'The policies of this environment',
+  response: z.object({ data: z.array(listItem) }),
+  errors: [401, 403],
+});
+registerConnectedUserOperation({
+  method: 'put',
+  path: '/v1/policies/{id}',
+  operationId: 'replace_policy',
+  summary: 'Replace a policy (its rules are replaced), creating version n+1 (or 1 for a new id)',
+  request: {
+    params: policyIdParam,
+    body: { content: { 'application/json': { schema: replacePolicyBody } }, required: true },
+  },
+  response: z.object({ id: z.string(), version: z.int(), updated_by: z.string() }),
+  errors: [400, 401, 403, 409],
+});
+
+function present(policy: StoredPolicy) {
+  return {
+    id: policy.id,
+    name: policy.name,
+    environment: policy.environmentName,
+    agents: policy.agents,
+    version: policy.version,
+    defaults: policy.defaults,
+    rules: policy.rules,
+    approval: policy.approval,
+    updated_at: policy.updatedAt.toISOString(),
+    updated_by: policy.updatedBy,
+  };
+}
+
+/** SPEC.md §4.1 policies, with the model of DESIGN.md §4. */
+export function policyRoutes(deps: ApiDeps): Router {
+  const router = Router();
+  router.get('/v1/policies', authorize({ operation: 'read' }), async (_req, res) => {
+    const policies = await listPolicies(deps.sql, callerOf(res).environmentId);
+    res.json({
+      data: policies.map((p) => ({
+        id: p.id,
+        name: p.name,
+        environment: p.environmentName,
+        agents: p.agents,
+        version: p.version,
+      })),
+    });
+  });
+
+  router.get('/v1/policies/:id', authorize({ operation: 'read' }), async (req, res) => {
+    const { id } = parse(policyIdParam, req.params, 'path');
+    const policy = await findPolicy(deps.sql, callerOf(res).environmentId, id);
+    if (!policy) throw new NotFoundError(`Policy "${id}"`);
+    res.json(present(policy));
+  });
+
+  router.put('/v1/policies/:id', authorize({ operation: 'write' }), async (req, res) => {
+    const caller = callerOf(res);
+    const { id } = parse(policyIdParam, req.params, 'path');
+    const body = parse(replacePolicyBody, req.body, 'body');
+    const outcome = await deps.sql.begin(async (tx) => {
+      const current = await findPolicy(tx, caller.environmentId, id);
+      return replacePolicy(
+        tx,
+        caller.environmentId,
+        id,
+        {
+          name: body.name ?? current?.name ?? id,
+          agents: body.agents ?? current?.agents ?? [],
+          defaults: body.defaults,
+          rules: body.rules,
+          approval: body.approval ??
+            current?.approval ?? { requested_from: [], ttl_seconds: 24 * 3600 },
+        },
+        caller.agentId,
+      );
+    });
+    if (!outcome.ok) {
+      throw new ConflictError(
+        `Agent "${outcome.agent}" is already governed by policy "${outcome.claimedBy}".`,
+        {
+          agent: outcome.agent,
+          policy: outcome.claimedBy,
+        },
+      );
+    }
+    res.json({ id, version: outcome.version, updated_by: caller.agentId });
+  });
+  return router;
+}
