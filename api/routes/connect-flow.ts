@@ -198,7 +198,10 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
     );
     const url = oauth.buildAuthorizationUrl(configuration, {
       redirect_uri: `${deps.config.api.publicUrl}${CONNECT_CALLBACK_PATH}`,
-      scope: app.oauth.defaultScopes.join(app.oauth.scopeSeparator),
+      // Some apps (Notion) grant access by capability, not by scope: send none rather than empty.
+      ...(app.oauth.defaultScopes.length > 0
+        ? { scope: app.oauth.defaultScopes.join(app.oauth.scopeSeparator) }
+        : {}),
       state,
       ...(app.oauth.pkce
         ? {

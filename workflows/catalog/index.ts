@@ -1,5 +1,17 @@
 import { acmeActions } from './actions/acme.js';
+import { githubActions } from './actions/github.js';
+import { gmailActions } from './actions/gmail.js';
+import { googleCalendarActions } from './actions/google-calendar.js';
+import { linearActions } from './actions/linear.js';
+import { notionActions } from './actions/notion.js';
+import { slackActions } from './actions/slack.js';
 import { acme } from './apps/acme.js';
+import { github } from './apps/github.js';
+import { gmail } from './apps/gmail.js';
+import { googleCalendar } from './apps/google-calendar.js';
+import { linear } from './apps/linear.js';
+import { notion } from './apps/notion.js';
+import { slack } from './apps/slack.js';
 import type { ActionDefinition, AppDefinition } from './types.js';
 
 export type {
@@ -13,9 +25,17 @@ export type {
   UpstreamResponse,
 } from './types.js';
 
-const apps: readonly AppDefinition[] = [acme];
+const apps: readonly AppDefinition[] = [acme, github, slack, googleCalendar, gmail, linear, notion];
 
-const actions: readonly ActionDefinition[] = [...acmeActions];
+const actions: readonly ActionDefinition[] = [
+  ...acmeActions,
+  ...githubActions,
+  ...slackActions,
+  ...googleCalendarActions,
+  ...gmailActions,
+  ...linearActions,
+  ...notionActions,
+];
 
 const appsById = new Map(apps.map((app) => [app.id, app]));
 const actionsById = new Map(actions.map((action) => [`${action.app}.${action.name}`, action]));

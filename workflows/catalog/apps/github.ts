@@ -1,0 +1,32 @@
+import type { AppDefinition } from '../types.js';
+
+/**
+ * GitHub through an OAuth app: its user tokens carry classic scopes and do not expire. GitHub
+ * revokes grants through `DELETE /applications/{client_id}/grant`, not RFC 7009, so there is no
+ * revocation path here.
+ */
+export const github: AppDefinition = {
+  id: 'github',
+  name: 'GitHub',
+  oauthBaseUrl: 'https://github.com',
+  apiBaseUrl: 'https://api.github.com',
+  apiHeaders: { Accept: 'application/vnd.github+json', 'X-GitHub-Api-Version': '2022-11-28' },
+  oauth: {
+    authorizationPath: '/login/oauth/authorize',
+    tokenPath: '/login/oauth/access_token',
+    // `repo` is the narrowest classic scope that reaches private repositories' issues.
+    defaultScopes: ['repo'],
+    scopeGrades: {
+      repo: ['read', 'write'],
+      public_repo: ['read', 'write'],
+      'read:user': ['read'],
+    },
+    // The token response lists granted scopes comma-separated ("repo,gist"); the authorize URL
+    // takes a single scope as is.
+    scopeSeparator: ',',
+    tokenEndpointAuthMethod: 'client_secret_post',
+    // Supported (S256 only) since July 2025.
+    pkce: true,
+    defaultAccessTokenTtlSeconds: null,
+  },
+};

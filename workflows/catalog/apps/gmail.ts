@@ -1,0 +1,31 @@
+import type { AppDefinition } from '../types.js';
+
+/** Gmail (API v1) through Google's OAuth 2.0 web-server flow. */
+export const gmail: AppDefinition = {
+  id: 'gmail',
+  name: 'Gmail',
+  oauthBaseUrl: 'https://accounts.google.com',
+  apiBaseUrl: 'https://gmail.googleapis.com',
+  oauth: {
+    authorizationPath: '/o/oauth2/v2/auth',
+    tokenPath: 'https://oauth2.googleapis.com/token',
+    revocationPath: 'https://oauth2.googleapis.com/revoke',
+    // One scope covers reading, sending, drafts, labels and trash; only permanent deletion
+    // (which no action here does) needs the full https://mail.google.com/ scope.
+    defaultScopes: ['https://www.googleapis.com/auth/gmail.modify'],
+    scopeGrades: {
+      'https://www.googleapis.com/auth/gmail.modify': ['read', 'write'],
+      'https://www.googleapis.com/auth/gmail.readonly': ['read'],
+      'https://www.googleapis.com/auth/gmail.compose': ['read', 'write'],
+      'https://www.googleapis.com/auth/gmail.send': ['write'],
+      'https://www.googleapis.com/auth/gmail.labels': ['read', 'write'],
+      'https://mail.google.com/': ['read', 'write'],
+    },
+    scopeSeparator: ' ',
+    tokenEndpointAuthMethod: 'client_secret_post',
+    pkce: true,
+    defaultAccessTokenTtlSeconds: 3600,
+    // Google issues a refresh token only for offline access, and again only on renewed consent.
+    extraAuthorizationParams: { access_type: 'offline', prompt: 'consent' },
+  },
+};

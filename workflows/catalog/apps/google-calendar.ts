@@ -1,0 +1,31 @@
+import type { AppDefinition } from '../types.js';
+
+/** Google Calendar (API v3) through Google's OAuth 2.0 web-server flow. */
+export const googleCalendar: AppDefinition = {
+  id: 'google-calendar',
+  name: 'Google Calendar',
+  oauthBaseUrl: 'https://accounts.google.com',
+  apiBaseUrl: 'https://www.googleapis.com',
+  oauth: {
+    authorizationPath: '/o/oauth2/v2/auth',
+    tokenPath: 'https://oauth2.googleapis.com/token',
+    revocationPath: 'https://oauth2.googleapis.com/revoke',
+    defaultScopes: [
+      'https://www.googleapis.com/auth/calendar.calendarlist.readonly',
+      'https://www.googleapis.com/auth/calendar.events',
+    ],
+    scopeGrades: {
+      'https://www.googleapis.com/auth/calendar.calendarlist.readonly': ['read'],
+      'https://www.googleapis.com/auth/calendar.events': ['read', 'write'],
+      'https://www.googleapis.com/auth/calendar.events.readonly': ['read'],
+      'https://www.googleapis.com/auth/calendar.readonly': ['read'],
+      'https://www.googleapis.com/auth/calendar': ['read', 'write'],
+    },
+    scopeSeparator: ' ',
+    tokenEndpointAuthMethod: 'client_secret_post',
+    pkce: true,
+    defaultAccessTokenTtlSeconds: 3600,
+    // Google issues a refresh token only for offline access, and again only on renewed consent.
+    extraAuthorizationParams: { access_type: 'offline', prompt: 'consent' },
+  },
+};

@@ -1,0 +1,30 @@
+import type { AppDefinition } from '../types.js';
+
+/**
+ * Linear. Every app is on refresh tokens since April 2026: access tokens are short-lived and the
+ * token response says how long (`expires_in`); the default below only covers a response without it.
+ */
+export const linear: AppDefinition = {
+  id: 'linear',
+  name: 'Linear',
+  oauthBaseUrl: 'https://linear.app',
+  apiBaseUrl: 'https://api.linear.app',
+  oauth: {
+    authorizationPath: '/oauth/authorize',
+    tokenPath: 'https://api.linear.app/oauth/token',
+    revocationPath: 'https://api.linear.app/oauth/revoke',
+    defaultScopes: ['read', 'write'],
+    scopeGrades: {
+      read: ['read'],
+      write: ['write'],
+      'issues:create': ['write'],
+      'comments:create': ['write'],
+    },
+    // Asked for comma-separated; granted scopes come back space-separated, which the ','
+    // setting also splits.
+    scopeSeparator: ',',
+    tokenEndpointAuthMethod: 'client_secret_post',
+    pkce: true,
+    defaultAccessTokenTtlSeconds: 86_400,
+  },
+};

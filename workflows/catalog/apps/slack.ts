@@ -1,0 +1,34 @@
+import type { AppDefinition } from '../types.js';
+
+/**
+ * Slack (OAuth v2). The top-level token of `oauth.v2.access` is the bot token, so the default
+ * scopes are bot scopes: the app acts as its bot user in the workspace the user installs it to.
+ * `auth.revoke` takes the token being revoked as its own bearer, not RFC 7009: no revocation path.
+ */
+export const slack: AppDefinition = {
+  id: 'slack',
+  name: 'Slack',
+  oauthBaseUrl: 'https://slack.com',
+  apiBaseUrl: 'https://slack.com',
+  oauth: {
+    authorizationPath: '/oauth/v2/authorize',
+    tokenPath: '/api/oauth.v2.access',
+    defaultScopes: ['channels:read', 'channels:history', 'chat:write', 'reactions:write'],
+    scopeGrades: {
+      'channels:read': ['read'],
+      'channels:history': ['read'],
+      'groups:read': ['read'],
+      'groups:history': ['read'],
+      'reactions:read': ['read'],
+      'chat:write': ['write'],
+      'reactions:write': ['write'],
+    },
+    scopeSeparator: ',',
+    // Slack asks clients to prefer HTTP Basic over form parameters for the client secret.
+    tokenEndpointAuthMethod: 'client_secret_basic',
+    // Enabling PKCE turns a Slack app into a public client for good; Gatehouse is confidential.
+    pkce: false,
+    // Without token rotation Slack tokens do not expire; with it, responses carry `expires_in`.
+    defaultAccessTokenTtlSeconds: null,
+  },
+};
