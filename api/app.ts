@@ -7,6 +7,7 @@ import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFound } from './http/errors-middleware.js';
 import { requestLog } from './http/request-log.js';
 import { traceId } from './http/trace-id.js';
+import { actionRoutes } from './routes/actions.js';
 import { connectFlowRoutes } from './routes/connect-flow.js';
 import { connectLinkRoutes } from './routes/connect-links.js';
 import { connectionsRoutes } from './routes/connections.js';
@@ -52,6 +53,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(connectionsRoutes(deps));
   app.use(connectLinkRoutes(deps));
   app.use(policyRoutes(deps));
+  app.use(actionRoutes(deps));
 
   app.use(notFound);
   app.use(errorHandler({ bodyLimitBytes: deps.config.api.bodyLimitBytes }));
