@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import * as oauth from 'openid-client';
 import { z } from 'zod';
 import { startDemoApp, type DemoApp, type DemoClient } from '../infra/demo-app/index.js';
-import { CookieJar } from './support/cookie-jar.js';
+import { consentAtDemoApp } from './support/demo-consent.js';
 
 // Nothing listens on port 9: the flow stops at the redirect and reads its Location header.
 const REDIRECT_URI = 'http://127.0.0.1:9/oauth/callback';
@@ -44,10 +44,9 @@ interface FlowResult {
 
 /** The browser's part: authorize → consent page → POST the form → redirect to the client. */
 async function authorize(config: oauth.Configuration, options: FlowOptions): Promise<FlowResult> {
-  const jar = new CookieJar();
   const verifier = oauth.randomPKCECodeVerifier();
   const state = oauth.randomState();
-  let url = oauth.buildAuthorizationUrl(config, {
+  const url = oauth.buildAuthorizationUrl(config, {
     redirect_uri: REDIRECT_URI,
     scope: options.scope ?? ALL_SCOPES,
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
@@ -55,35 +54,12 @@ async function authorize(config: oauth.Configuration, options: FlowOptions): Pro
     state,
     ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
   });
-  let form: string | undefined;
-  for (let hop = 0; hop < 10; hop += 1) {
-    const res = await fetch(url, {
-      method: form === undefined ? 'GET' : 'POST',
-      redirect: 'manual',
-      headers: {
-        cookie: jar.header(),
-        ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
-      },
-      ...(form === undefined ? {} : { body: form }),
-    });
-    jar.store(res);
-    const html = await res.text();
-    const location = res.headers.get('location');
-    form = undefined;
-    if (location !== null) {
-      url = new URL(location, url);
-      if (url.href.startsWith(REDIRECT_URI)) return { callbackUrl: url, verifier, state };
-      continue;
-    }
-    expect(res.status).toBe(200);
-    options.onPage?.(html);
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    if (action === undefined) throw new Error(`no form on page: ${html}`);
-    url = new URL(action, url);
-    const fields = { username: options.username ?? 'alice', decision: options.decision ?? 'allow' };
-    form = new URLSearchParams(fields).toString();
-  }
-  throw new Error('authorization flow did not reach the redirect_uri');
+  const callbackUrl = await consentAtDemoApp(
+    url,
+    (next) => next.href.startsWith(REDIRECT_URI),
+    options,
+  );
+  return { callbackUrl, verifier, state };
 }
 
 async function connect(app: DemoApp, options: FlowOptions = {}): Promise<Tokens> {

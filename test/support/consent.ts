@@ -1,4 +1,4 @@
-import { CookieJar } from './cookie-jar.js';
+import { consentAtDemoApp } from './demo-consent.js';
 
 export interface WalkOptions {
   username?: string;
@@ -23,7 +23,6 @@ export async function walkConnectLink(
   linkUrl: string,
   options: WalkOptions = {},
 ): Promise<WalkResult> {
-  const jar = new CookieJar();
   const gatehouse = new URL(linkUrl).origin;
   const landing = await fetch(linkUrl);
   const landingHtml = await landing.text();
@@ -32,41 +31,20 @@ export async function walkConnectLink(
   const start = /<a[^>]+href="([^"]+\/start)"/.exec(landingHtml)?.[1];
   if (!start) throw new Error(`no Continue link on the connect page:\n${landingHtml}`);
 
-  let url = new URL(start.replace(/&amp;/g, '&'), linkUrl);
-  let form: string | undefined;
-  for (let hop = 0; hop < 15; hop += 1) {
-    if (url.origin === gatehouse && url.pathname === '/connect/callback')
-      await options.beforeCallback?.(url);
-    const res = await fetch(url, {
-      method: form === undefined ? 'GET' : 'POST',
-      redirect: 'manual',
-      headers: {
-        cookie: jar.header(),
-        ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
-      },
-      ...(form === undefined ? {} : { body: form }),
-    });
-    jar.store(res);
-    const html = await res.text();
-    const location = res.headers.get('location');
-    form = undefined;
-    if (location !== null) {
-      const next = new URL(location, url);
-      if (url.origin === gatehouse && url.pathname === '/connect/callback') {
-        return { status: res.status, url, html, redirectedTo: next };
-      }
-      url = next;
-      continue;
-    }
-    if (url.origin === gatehouse) return { status: res.status, url, html, redirectedTo: null };
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    if (action === undefined)
-      throw new Error(`no consent form at ${url.href} (${res.status}):\n${html}`);
-    url = new URL(action, url);
-    form = new URLSearchParams({
-      username: options.username ?? 'alice',
-      decision: options.decision ?? 'allow',
-    }).toString();
-  }
-  throw new Error('the connect flow did not come back to Gatehouse');
+  const isCallback = (url: URL) => url.origin === gatehouse && url.pathname === '/connect/callback';
+  const callback = await consentAtDemoApp(
+    new URL(start.replace(/&amp;/g, '&'), linkUrl),
+    isCallback,
+    options,
+  );
+  await options.beforeCallback?.(callback);
+  const res = await fetch(callback, { redirect: 'manual' });
+  const html = await res.text();
+  const location = res.headers.get('location');
+  return {
+    status: res.status,
+    url: callback,
+    html,
+    redirectedTo: location === null ? null : new URL(location, callback),
+  };
 }

@@ -11,7 +11,7 @@ import { startDemoApp, type DemoApp, type DemoClient } from '../../infra/demo-ap
 import { acme } from '../../workflows/catalog/apps/acme.js';
 import { gradeScopes } from '../../workflows/catalog/index.js';
 import { testConfig } from './config.js';
-import { CookieJar } from './cookie-jar.js';
+import { consentAtDemoApp } from './demo-consent.js';
 
 export interface SeededConnection {
   user: ConnectedUser;
@@ -45,42 +45,19 @@ async function grantInBrowser(
   redirectUri: string,
   account: string,
 ): Promise<{ callbackUrl: URL; verifier: string; state: string }> {
-  const jar = new CookieJar();
   const verifier = oauth.randomPKCECodeVerifier();
   const state = oauth.randomState();
-  let url = oauth.buildAuthorizationUrl(configuration, {
+  const url = oauth.buildAuthorizationUrl(configuration, {
     redirect_uri: redirectUri,
     scope: acme.oauth.defaultScopes.join(acme.oauth.scopeSeparator),
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
     state,
   });
-  let form: string | undefined;
-  for (let hop = 0; hop < 10; hop += 1) {
-    const res = await fetch(url, {
-      method: form === undefined ? 'GET' : 'POST',
-      redirect: 'manual',
-      headers: {
-        cookie: jar.header(),
-        ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
-      },
-      ...(form === undefined ? {} : { body: form }),
-    });
-    jar.store(res);
-    const html = await res.text();
-    const location = res.headers.get('location');
-    form = undefined;
-    if (location !== null) {
-      url = new URL(location, url);
-      if (url.href.startsWith(redirectUri)) return { callbackUrl: url, verifier, state };
-      continue;
-    }
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    if (action === undefined) throw new Error(`demo app page without a form (${res.status})`);
-    url = new URL(action, url);
-    form = new URLSearchParams({ username: account, decision: 'allow' }).toString();
-  }
-  throw new Error('the authorization flow did not reach the redirect URI');
+  const callbackUrl = await consentAtDemoApp(url, (next) => next.href.startsWith(redirectUri), {
+    username: account,
+  });
+  return { callbackUrl, verifier, state };
 }
 
 /**
