@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { ConnectOutcome } from './connect-types.js';
+import type { ConnectOutcome } from './connection-types.js';
 
 // An authorization code is good for one exchange: a retry could only fail, so there is none.
 const { exchangeCode } = proxyActivities<Activities>({

@@ -17,3 +17,20 @@ export interface RefreshResult {
 
 /** Seconds before expiry at which a token counts as stale (DESIGN.md §5). */
 export const REFRESH_MARGIN_SECONDS = 60;
+
+/** Whether an access token expiring at `expiresAt` should be refreshed before use at `now`. */
+export function needsRefresh(expiresAt: Date | null, now: Date): boolean {
+  return expiresAt !== null && expiresAt.getTime() - now.getTime() <= REFRESH_MARGIN_SECONDS * 1000;
+}
+
+/** Why a connect attempt ended without a connection; each maps to a branded error page. */
+export type ConnectFailure =
+  | 'invalid_state'
+  | 'attempt_expired'
+  | 'link_used'
+  | 'link_expired'
+  | 'app_not_configured'
+  | 'exchange_failed';
+
+export type ConnectOutcome =
+  { ok: true; connectionId: string; linkId: string } | { ok: false; code: ConnectFailure };

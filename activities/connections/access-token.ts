@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
-import { REFRESH_MARGIN_SECONDS } from '../../workflows/connection-types.js';
+import { needsRefresh } from '../../workflows/connection-types.js';
 import { findConnectionById, readTokens } from '../db/connections.js';
 import { refreshThroughWorkflow } from './refresh-workflow.js';
 
@@ -28,11 +28,7 @@ export async function validAccessToken(
   const connection = await findConnectionById(deps.sql, connectionId);
   if (!connection) return { ok: false, status: 'missing' };
   if (connection.status !== 'active') return { ok: false, status: connection.status };
-  const expiresAt = connection.accessTokenExpiresAt;
-  const stale =
-    expiresAt !== null &&
-    expiresAt.getTime() - requestedAt.getTime() <= REFRESH_MARGIN_SECONDS * 1000;
-  if (stale || options.force) {
+  if (options.force || needsRefresh(connection.accessTokenExpiresAt, requestedAt)) {
     const refreshed = await refreshThroughWorkflow(deps.temporal, deps.config.temporal.taskQueue, {
       connectionId,
       requestedAt: requestedAt.toISOString(),

@@ -59,6 +59,12 @@ export async function findLinkByToken(sql: Db, token: string): Promise<ConnectLi
   return row ?? null;
 }
 
+export async function findLinkById(sql: Db, id: string): Promise<ConnectLink | null> {
+  const [row]: [ConnectLink?] =
+    await sql`select ${columns(sql)} from connect_links where id = ${id}`;
+  return row ?? null;
+}
+
 /**
  * The one active reconnect link of a connection (DESIGN.md §5), with its token so the same URL
  * can be handed out again until it is used or expires.

@@ -2,7 +2,7 @@ import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import type { Logger } from '../../infra/logger.js';
 import { findApp, gradeScopes } from '../../workflows/catalog/index.js';
-import type { ConnectOutcome } from '../../workflows/connect-types.js';
+import type { ConnectOutcome } from '../../workflows/connection-types.js';
 import { consumeLink } from '../db/connect-links.js';
 import { saveAuthorizedConnection } from '../db/connections.js';
 import { consumeAttempt, readAttemptSecrets } from '../db/oauth-attempts.js';

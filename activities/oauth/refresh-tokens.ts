@@ -3,7 +3,7 @@ import type { Sql } from '../../infra/database/client.js';
 import type { Logger } from '../../infra/logger.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import {
-  REFRESH_MARGIN_SECONDS,
+  needsRefresh,
   type RefreshRequest,
   type RefreshResult,
 } from '../../workflows/connection-types.js';
@@ -27,11 +27,6 @@ function result(connection: Connection, refreshed: boolean): RefreshResult {
     lastRefreshedAt: connection.lastRefreshedAt?.toISOString() ?? null,
     accessTokenExpiresAt: connection.accessTokenExpiresAt?.toISOString() ?? null,
   };
-}
-
-function isFresh(connection: Connection, now: Date): boolean {
-  const expiresAt = connection.accessTokenExpiresAt;
-  return expiresAt === null || expiresAt.getTime() - now.getTime() > REFRESH_MARGIN_SECONDS * 1000;
 }
 
 /**
@@ -58,7 +53,7 @@ export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: 
     const servedByEarlier =
       connection.lastRefreshedAt !== null &&
       connection.lastRefreshedAt >= new Date(request.requestedAt);
-    if (servedByEarlier || (!request.force && isFresh(connection, now)))
+    if (servedByEarlier || (!request.force && !needsRefresh(connection.accessTokenExpiresAt, now)))
       return result(connection, false);
 
     const app = findApp(connection.app);

@@ -1,4 +1,4 @@
-import type { ConnectFailure } from '../../workflows/connect-types.js';
+import type { ConnectFailure } from '../../workflows/connection-types.js';
 
 /** What the user is told when a connect flow cannot go on; each failure is one branded page. */
 export type FlowProblem =

@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { Caller } from '../../activities/db/api-keys.js';
 import { findConnection, readTokens, type Connection } from '../../activities/db/connections.js';
-import { REFRESH_MARGIN_SECONDS, type RefreshResult } from '../../workflows/connection-types.js';
+import { needsRefresh, type RefreshResult } from '../../workflows/connection-types.js';
 import type { ApiDeps } from '../app.js';
 import { reconnectLinkFor } from '../connect/links.js';
 import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '../errors.js';
@@ -85,9 +85,6 @@ function expectNoBody(req: Request): void {
   }
 }
 
-const isStale = (expiresAt: Date | null) =>
-  expiresAt !== null && expiresAt.getTime() - Date.now() <= REFRESH_MARGIN_SECONDS * 1000;
-
 /** SPEC.md §4.1 connections: read, revoke, export, refresh and reconnect. */
 export function connectionsRoutes(deps: ApiDeps): Router {
   const router = Router();
@@ -139,7 +136,7 @@ export function connectionsRoutes(deps: ApiDeps): Router {
     res.set('Cache-Control', 'no-store');
     const connection = await connectionOf(callerOf(res), req.params.id);
     await assertLive(connection);
-    if (isStale(connection.accessTokenExpiresAt)) {
+    if (needsRefresh(connection.accessTokenExpiresAt, new Date())) {
       await assertRefreshed(connection, await workflows.refresh(connection.id, false));
     }
     const tokens = await readTokens(deps.sql, deps.config.encryption, connection.id);

@@ -102,14 +102,6 @@ async function userOf(sql: Sql, caller: Caller, externalId: string): Promise<Con
   return user;
 }
 
-/**
- * DESIGN.md §5: deleting a user also cancels their pending approvals. Approvals do not exist
- * yet, so there is nothing to cancel; the approvals issue fills this in.
- */
-function cancelPendingApprovals(_caller: Caller, _user: ConnectedUserSummary): Promise<void> {
-  return Promise.resolve();
-}
-
 /** SPEC.md §4.1: the connected users of the caller's environment and their connections. */
 export function usersRoutes(deps: ApiDeps): Router {
   const router = Router();
@@ -143,7 +135,6 @@ export function usersRoutes(deps: ApiDeps): Router {
     const caller = callerOf(res);
     const { user: externalId } = parse(userPath, req.params, 'path');
     const user = await userOf(deps.sql, caller, externalId);
-    await cancelPendingApprovals(caller, user);
     const connections = await listUserConnections(deps.sql, user.id);
     await workflows.deleteUser(
       user.id,

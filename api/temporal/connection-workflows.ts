@@ -1,6 +1,6 @@
 import { WorkflowIdConflictPolicy, type Client } from '@temporalio/client';
 import { refreshThroughWorkflow } from '../../activities/connections/refresh-workflow.js';
-import type { ConnectOutcome } from '../../workflows/connect-types.js';
+import type { ConnectOutcome } from '../../workflows/connection-types.js';
 import type { RefreshResult } from '../../workflows/connection-types.js';
 import type {
   completeConnection,

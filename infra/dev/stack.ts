@@ -22,7 +22,6 @@ export const DEV_ENVIRONMENT = 'development';
 export const DEMO_APP = 'acme';
 /** Where the hosted connect flow receives the OAuth redirect (served by the API). */
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
-export { CONNECT_CALLBACK_PATH };
 
 export interface DevStack {
   apiUrl: string;

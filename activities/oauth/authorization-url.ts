@@ -1,0 +1,50 @@
+import type { Config } from '../../infra/config.js';
+import type { Db } from '../../infra/database/client.js';
+import type { AppDefinition } from '../../workflows/catalog/index.js';
+import { createOAuthAttempt } from '../db/oauth-attempts.js';
+import { oauth, oauthConfiguration, type ClientCredentials } from './client.js';
+import { appEndpoints } from './endpoints.js';
+import { CONNECT_CALLBACK_PATH } from './exchange-code.js';
+
+/** How long a user may spend at the app's consent page before the callback is refused. */
+const ATTEMPT_TTL_SECONDS = 15 * 60;
+
+/**
+ * Records a new attempt (state and PKCE verifier, the verifier sealed) and returns the app's
+ * authorize URL that the user's browser is sent to.
+ */
+export async function startAuthorization(
+  sql: Db,
+  config: Pick<Config, 'api' | 'apps' | 'encryption'>,
+  input: { linkId: string; app: AppDefinition; credentials: ClientCredentials },
+): Promise<URL> {
+  const { app } = input;
+  const state = oauth.randomState();
+  const codeVerifier = oauth.randomPKCECodeVerifier();
+  await createOAuthAttempt(sql, config.encryption, {
+    linkId: input.linkId,
+    state,
+    codeVerifier,
+    ttlSeconds: ATTEMPT_TTL_SECONDS,
+  });
+  const configuration = oauthConfiguration(
+    app,
+    appEndpoints(app, config.apps.urls),
+    input.credentials,
+  );
+  return oauth.buildAuthorizationUrl(configuration, {
+    redirect_uri: `${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`,
+    // Some apps (Notion) grant access by capability, not by scope: send none rather than empty.
+    ...(app.oauth.defaultScopes.length > 0
+      ? { scope: app.oauth.defaultScopes.join(app.oauth.scopeSeparator) }
+      : {}),
+    state,
+    ...(app.oauth.pkce
+      ? {
+          code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
+          code_challenge_method: 'S256',
+        }
+      : {}),
+    ...app.oauth.extraAuthorizationParams,
+  });
+}

@@ -1,0 +1,40 @@
+import type { Response } from 'express';
+import type { AppDefinition } from '../../workflows/catalog/index.js';
+import { FLOW_PROBLEMS, type FlowProblem } from './flow-errors.js';
+import { CONTENT_SECURITY_POLICY, renderErrorPage, type ConnectBranding } from './pages/index.js';
+
+/** Sends a hosted page with the headers every one of them needs (strict CSP, never cached). */
+export function sendPage(res: Response, status: number, page: string): void {
+  res
+    .status(status)
+    .set({
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+      'Cache-Control': 'no-store',
+      'Referrer-Policy': 'no-referrer',
+      'X-Content-Type-Options': 'nosniff',
+    })
+    .send(page);
+}
+
+/** The branded page of a flow problem, with its HTTP status. */
+export function problemPage(
+  res: Response,
+  problem: FlowProblem,
+  branding: ConnectBranding,
+  app?: AppDefinition,
+) {
+  const text = FLOW_PROBLEMS[problem];
+  const names = { displayName: branding.displayName, appName: app?.name ?? 'the app' };
+  sendPage(
+    res,
+    text.status,
+    renderErrorPage({
+      branding,
+      ...(app ? { app: { id: app.id, name: app.name } } : {}),
+      title: text.title,
+      message: text.message(names),
+      code: problem,
+    }),
+  );
+}
