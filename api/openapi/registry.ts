@@ -65,13 +65,6 @@ function errorResponses(
   );
 }
 
-export const idempotencyKeyHeader = z
-  .string()
-  .min(1)
-  .max(200)
-  .optional()
-  .meta({ description: 'Makes a retried POST safe: the first response is replayed for 24 h.' });
-
 export interface ManagementOperation {
   method: 'get' | 'put' | 'post';
   path: string;

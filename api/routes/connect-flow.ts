@@ -1,7 +1,11 @@
 import type { ErrorRequestHandler } from 'express';
 import { Router } from 'express';
 import { findLinkById } from '../../activities/db/connect-links.js';
-import { findAttemptByState, parkCallback } from '../../activities/db/oauth-attempts.js';
+import {
+  consumeAttempt,
+  findAttemptByState,
+  parkCallback,
+} from '../../activities/db/oauth-attempts.js';
 import { startAuthorization } from '../../activities/oauth/authorization-url.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
@@ -24,20 +28,21 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
     const query = new URL(req.originalUrl, 'http://callback').searchParams;
     const state = query.get('state');
     const attempt = state ? await findAttemptByState(deps.sql, state) : null;
-    const row = attempt ? await findLinkById(deps.sql, attempt.linkId) : null;
-    if (!attempt || !row) {
+    const link = attempt ? await findLinkById(deps.sql, attempt.linkId) : null;
+    if (!attempt || !link) {
       problemPage(res, 'invalid_state', DEFAULT_BRANDING);
       return;
     }
-    const branding = await brandingOf(deps.sql, row.environmentId);
-    const app = findApp(row.app);
+    const branding = await brandingOf(deps.sql, link.environmentId);
+    const app = findApp(link.app);
     if (attempt.consumedAt) {
       problemPage(res, 'link_used', branding, app);
       return;
     }
     const error = query.get('error');
     if (error !== null || !query.get('code')) {
-      // The user is sent back to the link to try again, so the link itself is not consumed.
+      // The attempt is spent, but not the link: the user may open it and try again.
+      await consumeAttempt(deps.sql, attempt.id);
       problemPage(
         res,
         error === 'access_denied' ? 'access_denied' : 'authorization_failed',
@@ -55,15 +60,15 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
       problemPage(res, outcome.code, branding, app);
       return;
     }
-    if (row.redirectUrl) {
-      const target = new URL(row.redirectUrl);
+    if (link.redirectUrl) {
+      const target = new URL(link.redirectUrl);
       target.searchParams.set('status', 'connected');
       target.searchParams.set('connection_id', outcome.connectionId);
-      target.searchParams.set('app', row.app);
+      target.searchParams.set('app', link.app);
       res.set('Cache-Control', 'no-store').redirect(303, target.href);
       return;
     }
-    if (!app) throw new Error(`app ${row.app} left the catalog during a connect flow`);
+    if (!app) throw new Error(`app ${link.app} left the catalog during a connect flow`);
     sendPage(res, 200, renderSuccessPage({ branding, app: { id: app.id, name: app.name } }));
   });
 

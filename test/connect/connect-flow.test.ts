@@ -205,6 +205,7 @@ describe('the hosted connect flow', () => {
     const denied = await walkConnectLink(link.url, { decision: 'deny' });
     expect(denied.status).toBe(403);
     expect(denied.html).toContain('Access was not granted');
+    expect((await fetch(denied.url)).status).toBe(410); // that round trip is spent
     expect(await connectionsOf('u_deny')).toEqual([]);
     const allowed = await walkConnectLink(link.url);
     expect(allowed.status).toBe(200);
