@@ -1,16 +1,23 @@
+import type { Client } from '@temporalio/client';
 import type { Config } from '../infra/config.js';
 import type { Sql } from '../infra/database/client.js';
 import type { Logger } from '../infra/logger.js';
+import { callRecordActivities } from './calls/call-records.js';
+import { prepareCallActivity } from './calls/prepare-call.js';
+import { callUpstreamActivity } from './calls/upstream-request.js';
 import { connectionRecordActivities } from './connections/records.js';
 import { checkDatabaseActivity } from './health/check-database.js';
 import { exchangeCodeActivity } from './oauth/exchange-code.js';
 import { refreshTokensActivity } from './oauth/refresh-tokens.js';
 import { revokeAtProviderActivity } from './oauth/revoke-at-provider.js';
+import { webhookActivities } from './webhooks/deliver-approval-decided.js';
 
 export interface ActivityDeps {
   sql: Sql;
   config: Config;
   logger: Logger;
+  /** For activities that join other workflows (a call's token refresh through `refresh/<id>`). */
+  temporal: Client;
 }
 
 /**
@@ -24,6 +31,10 @@ export function createActivities(deps: ActivityDeps) {
     refreshTokens: refreshTokensActivity(deps),
     revokeAtProvider: revokeAtProviderActivity(deps),
     ...connectionRecordActivities(deps.sql),
+    prepareCall: prepareCallActivity(deps.sql),
+    callUpstream: callUpstreamActivity(deps),
+    ...callRecordActivities(deps.sql),
+    ...webhookActivities(deps),
   };
 }
 

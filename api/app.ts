@@ -5,17 +5,25 @@ import type { Sql } from '../infra/database/client.js';
 import type { Logger } from '../infra/logger.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFound } from './http/errors-middleware.js';
+import { idempotency } from './http/idempotency.js';
 import { requestLog } from './http/request-log.js';
 import { traceId } from './http/trace-id.js';
 import { actionRoutes } from './routes/actions.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { auditRoutes } from './routes/audit.js';
+import { authConfigRoutes } from './routes/auth-configs.js';
 import { connectFlowRoutes } from './routes/connect-flow.js';
 import { connectLinkRoutes } from './routes/connect-links.js';
+import { connectSettingsRoutes } from './routes/connect-settings.js';
 import { connectionsRoutes } from './routes/connections.js';
 import { docsRoutes } from './routes/docs.js';
 import { fundedAccessRoutes } from './routes/funded-access.js';
 import { healthRoutes } from './routes/health.js';
+import { mcpOAuthClientRoutes } from './routes/mcp-oauth-clients.js';
 import { policyRoutes } from './routes/policies.js';
+import { proxyRoutes } from './routes/proxy.js';
 import { usersRoutes } from './routes/users.js';
+import { webhookEndpointRoutes } from './routes/webhook-endpoint.js';
 
 export interface ApiDeps {
   config: Config;
@@ -36,6 +44,8 @@ export function createApp(deps: ApiDeps): Express {
 
   app.use(traceId);
   app.use(requestLog(deps.logger));
+  // The proxy reads its body as raw bytes for the app, so it comes before the JSON parser.
+  app.use('/v1/proxy', authenticate(deps.sql), proxyRoutes(deps));
   app.use(
     express.json({
       limit: deps.config.api.bodyLimitBytes,
@@ -48,12 +58,19 @@ export function createApp(deps: ApiDeps): Express {
   app.use(connectFlowRoutes(deps));
 
   app.use('/v1', authenticate(deps.sql));
+  app.use(idempotency(deps.sql, deps.config.encryption));
   app.use(fundedAccessRoutes(deps));
+  app.use(mcpOAuthClientRoutes(deps));
+  app.use(authConfigRoutes(deps));
+  app.use(connectSettingsRoutes(deps));
   app.use(usersRoutes(deps));
   app.use(connectionsRoutes(deps));
   app.use(connectLinkRoutes(deps));
   app.use(policyRoutes(deps));
+  app.use(webhookEndpointRoutes(deps));
   app.use(actionRoutes(deps));
+  app.use(approvalRoutes(deps));
+  app.use(auditRoutes(deps));
 
   app.use(notFound);
   app.use(errorHandler({ bodyLimitBytes: deps.config.api.bodyLimitBytes }));

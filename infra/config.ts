@@ -69,6 +69,19 @@ const schema = z.object({
     .min(1024)
     .default(1024 * 1024),
 
+  /** How long a call waits for the app's answer before `upstream_timeout`. */
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** How long the caller of an approved call has to retry it (DESIGN.md §4: one hour). */
+  APPROVED_RETRY_WINDOW_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(3600),
+  /** Where `approval.decided` webhooks may not go: loopback and private addresses are refused
+   * unless this is true (local development and tests). */
+  WEBHOOK_ALLOW_PRIVATE: z.stringbool().default(false),
+
   /** Encrypts tokens and client secrets at rest (AES-256-GCM). */
   ENCRYPTION_KEY: base64Key,
   ENCRYPTION_KEY_ID: z
@@ -107,6 +120,9 @@ export interface Config {
     apiKey: string | undefined;
   };
   api: { host: string; port: number; publicUrl: string; bodyLimitBytes: number };
+  upstream: { timeoutMs: number };
+  approvals: { retryWindowSeconds: number };
+  webhooks: { allowPrivate: boolean };
   encryption: Keyring;
   apps: {
     urls: Record<string, { oauth?: string; api?: string }>;
@@ -157,6 +173,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicUrl: (c.PUBLIC_URL ?? `http://${c.API_HOST}:${c.API_PORT}`).replace(/\/+$/, ''),
       bodyLimitBytes: c.BODY_LIMIT_BYTES,
     },
+    upstream: { timeoutMs: c.UPSTREAM_TIMEOUT_MS },
+    approvals: { retryWindowSeconds: c.APPROVED_RETRY_WINDOW_SECONDS },
+    webhooks: { allowPrivate: c.WEBHOOK_ALLOW_PRIVATE },
     encryption: {
       current: { id: c.ENCRYPTION_KEY_ID, key: Buffer.from(c.ENCRYPTION_KEY, 'base64') },
       previous: Object.fromEntries(

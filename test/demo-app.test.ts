@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import * as oauth from 'openid-client';
 import { z } from 'zod';
 import { startDemoApp, type DemoApp, type DemoClient } from '../infra/demo-app/index.js';
-import { consentAtDemoApp } from './support/demo-consent.js';
+import { consentAtDemoApp } from '../infra/demo-app/scripted-consent.js';
 
 // Nothing listens on port 9: the flow stops at the redirect and reads its Location header.
 const REDIRECT_URI = 'http://127.0.0.1:9/oauth/callback';

@@ -1,8 +1,10 @@
+import { Client } from '@temporalio/client';
 import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { Config } from '../infra/config.js';
 import type { Sql } from '../infra/database/client.js';
 import type { Logger } from '../infra/logger.js';
+import { refreshTaskQueue } from '../workflows/connection-types.js';
 import { bundleWorkflows } from './bundle.js';
 
 export interface WorkerDeps {
@@ -12,16 +14,54 @@ export interface WorkerDeps {
   connection: NativeConnection;
   /** A pre-built bundle (tests build one per run); otherwise the sources are bundled now. */
   workflowBundle?: WorkflowBundleOption;
-  taskQueue?: string;
 }
 
-/** One task queue carries every Gatehouse workflow and activity. */
-export async function createWorker(deps: WorkerDeps): Promise<Worker> {
-  return Worker.create({
-    connection: deps.connection,
-    namespace: deps.config.temporal.namespace,
-    taskQueue: deps.taskQueue ?? deps.config.temporal.taskQueue,
-    workflowBundle: deps.workflowBundle ?? (await bundleWorkflows()),
-    activities: createActivities({ sql: deps.sql, config: deps.config, logger: deps.logger }),
+/** The worker process's Temporal workers, run and stopped together. */
+export interface GatehouseWorker {
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+/**
+ * Two workers on one connection. The main task queue carries calls, connections and webhooks.
+ * Token refreshes have a queue of their own: a call's upstream activity waits for the
+ * `refresh/<id>` workflow, and were that workflow behind the same slots, a storm of waiting
+ * calls could hold every slot the refresh needs to run.
+ */
+export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
+  const { config } = deps;
+  const workflowBundle = deps.workflowBundle ?? (await bundleWorkflows());
+  const activities = createActivities({
+    sql: deps.sql,
+    config,
+    logger: deps.logger,
+    // The worker's own connection also serves the client its activities use.
+    temporal: new Client({ connection: deps.connection, namespace: config.temporal.namespace }),
   });
+  const common = {
+    connection: deps.connection,
+    namespace: config.temporal.namespace,
+    workflowBundle,
+    activities,
+  };
+  const workers = await Promise.all([
+    Worker.create({
+      ...common,
+      taskQueue: config.temporal.taskQueue,
+      // Reads call the app in a local activity, which keeps its workflow task (and slot) open
+      // for the length of the call: room for many calls in flight at once.
+      maxConcurrentWorkflowTaskExecutions: 200,
+      maxConcurrentLocalActivityExecutions: 200,
+      maxConcurrentActivityTaskExecutions: 200,
+    }),
+    Worker.create({ ...common, taskQueue: refreshTaskQueue(config.temporal.taskQueue) }),
+  ]);
+  return {
+    async run() {
+      await Promise.all(workers.map((worker) => worker.run()));
+    },
+    shutdown() {
+      for (const worker of workers) worker.shutdown();
+    },
+  };
 }

@@ -9,7 +9,8 @@ export interface RefreshRequest {
 
 export interface RefreshResult {
   connectionId: string;
-  status: 'active' | 'expired' | 'revoked' | 'missing';
+  /** `unavailable`: the app's token endpoint could not be reached, even after retries. */
+  status: 'active' | 'expired' | 'revoked' | 'missing' | 'unavailable';
   refreshed: boolean;
   lastRefreshedAt: string | null;
   accessTokenExpiresAt: string | null;
@@ -34,3 +35,8 @@ export type ConnectFailure =
 
 export type ConnectOutcome =
   { ok: true; connectionId: string; linkId: string } | { ok: false; code: ConnectFailure };
+
+/** Refreshes run on a task queue of their own (see worker/worker.ts for why). */
+export function refreshTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-refresh`;
+}

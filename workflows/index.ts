@@ -3,3 +3,5 @@ export { healthCheck } from './health-check.js';
 export { completeConnection } from './connect.js';
 export { refreshConnection } from './refresh.js';
 export { revokeConnection, deleteConnectedUser } from './revoke.js';
+export { governedCall } from './call.js';
+export { approvalDecidedWebhook } from './webhook.js';

@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { RefreshRequest, RefreshResult } from './connection-types.js';
 
@@ -13,5 +13,17 @@ const { refreshTokens } = proxyActivities<Activities>({
  * joins it: one token request, however many callers.
  */
 export async function refreshConnection(request: RefreshRequest): Promise<RefreshResult> {
-  return refreshTokens(request);
+  try {
+    return await refreshTokens(request);
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    // The app's token endpoint stayed out of reach: say so, so callers answer 503, not 500.
+    return {
+      connectionId: request.connectionId,
+      status: 'unavailable',
+      refreshed: false,
+      lastRefreshedAt: null,
+      accessTokenExpiresAt: null,
+    };
+  }
 }

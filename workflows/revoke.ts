@@ -1,12 +1,13 @@
-import { log, proxyActivities } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { cancelSignal } from './call-messages.js';
 
 const { revokeAtProvider } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
-const { markRevoked, deleteUserRecords } = proxyActivities<Activities>({
+const { markRevoked, deleteUserRecords, pendingApprovalWorkflows } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
 });
 
@@ -30,11 +31,28 @@ export async function revokeConnection(
   return markRevoked(connectionId);
 }
 
-/** `DELETE /v1/users/{user}`: every connection revoked at its app, then the user and tokens deleted. */
+/** A held call that ended on its own meanwhile needs no cancelling. */
+async function cancelHeldCall(workflowId: string): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(workflowId).signal(cancelSignal, 'user deleted');
+  } catch (error) {
+    log.info('held call already ended', {
+      workflowId,
+      error: error instanceof Error ? error.message : 'unknown',
+    });
+  }
+}
+
+/**
+ * `DELETE /v1/users/{user}`: the user's held calls cancelled, every connection revoked at its
+ * app, then the user and tokens deleted. Audit stays.
+ */
 export async function deleteConnectedUser(input: {
   userId: string;
   connectionIds: string[];
 }): Promise<void> {
+  const heldCalls = await pendingApprovalWorkflows(input.userId);
+  await Promise.all(heldCalls.map((workflowId) => cancelHeldCall(workflowId)));
   await Promise.all(input.connectionIds.map((id) => revokeAtApp(id)));
   await deleteUserRecords(input.userId);
 }

@@ -2,11 +2,12 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import { needsRefresh } from '../../workflows/connection-types.js';
-import { findConnectionById, readTokens } from '../db/connections.js';
+import { readAccessTokenState, readTokens } from '../db/connections.js';
 import { refreshThroughWorkflow } from './refresh-workflow.js';
 
 export type AccessTokenResult =
-  { ok: true; accessToken: string } | { ok: false; status: 'expired' | 'revoked' | 'missing' };
+  | { ok: true; accessToken: string }
+  | { ok: false; status: 'expired' | 'revoked' | 'missing' | 'unavailable' };
 
 export interface AccessTokenDeps {
   sql: Sql;
@@ -25,10 +26,13 @@ export async function validAccessToken(
   options: { force?: boolean } = {},
 ): Promise<AccessTokenResult> {
   const requestedAt = new Date();
-  const connection = await findConnectionById(deps.sql, connectionId);
+  const connection = await readAccessTokenState(deps.sql, deps.config.encryption, connectionId);
   if (!connection) return { ok: false, status: 'missing' };
   if (connection.status !== 'active') return { ok: false, status: connection.status };
-  if (options.force || needsRefresh(connection.accessTokenExpiresAt, requestedAt)) {
+  const fresh = !options.force && !needsRefresh(connection.accessTokenExpiresAt, requestedAt);
+  // The common case: one read, no refresh.
+  if (fresh && connection.accessToken) return { ok: true, accessToken: connection.accessToken };
+  if (!fresh) {
     const refreshed = await refreshThroughWorkflow(deps.temporal, deps.config.temporal.taskQueue, {
       connectionId,
       requestedAt: requestedAt.toISOString(),

@@ -1,5 +1,9 @@
 import { WorkflowIdConflictPolicy, type Client } from '@temporalio/client';
-import type { RefreshRequest, RefreshResult } from '../../workflows/connection-types.js';
+import {
+  refreshTaskQueue,
+  type RefreshRequest,
+  type RefreshResult,
+} from '../../workflows/connection-types.js';
 
 /**
  * Asks for a refresh through `refresh/<connection id>`: joins the running one if there is one
@@ -12,7 +16,7 @@ export async function refreshThroughWorkflow(
   request: RefreshRequest,
 ): Promise<RefreshResult> {
   const handle = await client.workflow.start('refreshConnection', {
-    taskQueue,
+    taskQueue: refreshTaskQueue(taskQueue),
     workflowId: `refresh/${request.connectionId}`,
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
     args: [request],

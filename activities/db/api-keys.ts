@@ -85,7 +85,8 @@ export async function createApiKey(
   const scopes = input.scopes ?? defaultScopes(input.access);
   const agentId = input.agentId ?? input.name;
   const audience = input.audience ?? 'backend';
-  const prefix = key.slice(0, key.lastIndexOf('_') + 5);
+  // The random part may itself hold `_`: count from the environment name, not the last `_`.
+  const prefix = key.slice(0, `gk_${input.environmentName}_`.length + 4);
   const [row]: [{ createdAt: Date }?] = await sql`
     insert into api_keys (id, environment_id, name, prefix, secret_hash, access, scopes, agent_id, audience)
     values (${id}, ${input.environmentId}, ${input.name}, ${prefix}, ${hashKey(key)},

@@ -164,3 +164,42 @@ export async function markConnectionRevoked(sql: Db, id: string): Promise<Connec
     returning ${columns(sql)}`;
   return row ?? null;
 }
+
+/**
+ * `last_used_at` of the user's connection list: the last call that reached the app, to the
+ * minute. A busy connection is written at most once a minute rather than on every call.
+ */
+export async function markConnectionUsed(sql: Db, id: string): Promise<void> {
+  await sql`
+    update connections set last_used_at = now()
+    where id = ${id} and (last_used_at is null or last_used_at < now() - interval '1 minute')`;
+}
+
+export interface AccessTokenState {
+  status: ConnectionStatus;
+  accessTokenExpiresAt: Date | null;
+  /** Opened access token; null when the connection holds none. */
+  accessToken: string | null;
+}
+
+/** What a call needs of a connection before it uses the token, in one read. */
+export async function readAccessTokenState(
+  sql: Db,
+  keyring: Keyring,
+  id: string,
+): Promise<AccessTokenState | null> {
+  const [row]: [
+    {
+      status: ConnectionStatus;
+      accessTokenExpiresAt: Date | null;
+      accessTokenSealed: string | null;
+    }?,
+  ] = await sql`
+    select status, access_token_expires_at, access_token_sealed from connections where id = ${id}`;
+  if (!row) return null;
+  return {
+    status: row.status,
+    accessTokenExpiresAt: row.accessTokenExpiresAt,
+    accessToken: row.accessTokenSealed ? open(keyring, row.accessTokenSealed, accessAad(id)) : null,
+  };
+}

@@ -11,6 +11,8 @@ export type Operation = 'read' | 'write' | 'call' | 'export';
 export interface Requirement {
   operation: Operation;
   scope?: Scope;
+  /** For settings that send data out of Gatehouse (the webhook endpoint): full keys only. */
+  fullAccess?: boolean;
 }
 
 export function callerOf(res: Response): Caller {
@@ -21,6 +23,11 @@ export function callerOf(res: Response): Caller {
 
 export function checkAccess(caller: Caller, requirement: Requirement): void {
   const { operation, scope } = requirement;
+  if (requirement.fullAccess && caller.access !== 'full') {
+    throw new InsufficientAccessError('This needs a key with full access.', {
+      required_access: 'full',
+    });
+  }
   if (caller.access === 'read_only' && operation !== 'read') {
     throw new InsufficientAccessError(
       operation === 'call'

@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import type { Request } from 'express';
+import { z } from 'zod';
 import { InvalidRequestError, type Issue } from '../errors.js';
 
 type Location = 'body' | 'query' | 'path' | 'header';
@@ -28,4 +29,23 @@ export function parse<S extends z.ZodType>(
   const first = issues[0];
   const summary = first ? `${first.path}: ${first.message}` : 'invalid input';
   throw new InvalidRequestError(`Invalid request ${location} (${summary}).`, issues);
+}
+
+const emptyBody = z.strictObject({});
+
+/**
+ * For operations that take no body: none, or `{}`, is fine; anything else is refused rather
+ * than ignored, so a caller who meant to send options learns they were not read.
+ */
+export function expectNoBody(req: Request): void {
+  if (req.body !== undefined) {
+    parse(emptyBody, req.body, 'body');
+    return;
+  }
+  // A body the JSON parser skipped (another media type, or chunked) is a body all the same.
+  if (Number(req.get('content-length') ?? '0') > 0 || req.get('transfer-encoding')) {
+    throw new InvalidRequestError('This operation takes no request body.', [
+      { path: 'body', message: 'must be empty' },
+    ]);
+  }
 }

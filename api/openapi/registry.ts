@@ -2,6 +2,7 @@ import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openap
 import { z } from 'zod';
 import type { Scope } from '../../activities/db/api-keys.js';
 import { ERROR_CODES } from '../../workflows/error-codes.js';
+import { idempotencyHeader } from '../http/idempotency.js';
 
 /**
  * The two OpenAPI documents of SPEC.md, collected from the same zod schemas the routes validate
@@ -47,8 +48,11 @@ const errorStatuses = {
   404: 'Not found',
   409: 'Conflict with the current state',
   410: 'Gone',
-  429: 'Rate limited',
+  413: 'A request or app response body over the size limit',
+  429: 'Rate limited (by Gatehouse, or `upstream_rate_limited`)',
   500: 'Internal error',
+  503: 'The app is unavailable (`upstream_unavailable`)',
+  504: 'The app did not answer in time (`upstream_timeout`)',
 } as const;
 
 function errorResponses(
@@ -73,10 +77,22 @@ export interface ManagementOperation {
   scope: Scope;
   request?: RouteConfig['request'];
   output: z.ZodType;
+  /** Fields beside `data` in the answer (a list's `nextCursor`). */
+  envelope?: Record<string, z.ZodType>;
 }
 
 /** SPEC.md §4.2: every management operation has the same shape, extensions and error statuses. */
+/** DESIGN.md §7: every POST takes an optional `Idempotency-Key`. */
+function withIdempotencyKey(
+  method: string,
+  request: RouteConfig['request'],
+): RouteConfig['request'] | undefined {
+  if (method !== 'post' || request?.headers) return request;
+  return { ...request, headers: idempotencyHeader.partial() };
+}
+
 export function registerManagementOperation(operation: ManagementOperation): void {
+  const request = withIdempotencyKey(operation.method, operation.request);
   managementRegistry.registerPath({
     method: operation.method,
     path: operation.path,
@@ -87,11 +103,15 @@ export function registerManagementOperation(operation: ManagementOperation): voi
     'x-service-audience': 'business',
     'x-service-scopes': [operation.scope],
     'x-service-mcp': operation.method === 'get' ? 'read' : 'proposal',
-    ...(operation.request ? { request: operation.request } : {}),
+    ...(request ? { request } : {}),
     responses: {
       200: {
         description: 'OK',
-        content: { 'application/json': { schema: z.object({ data: operation.output }) } },
+        content: {
+          'application/json': {
+            schema: z.object({ data: operation.output, ...operation.envelope }),
+          },
+        },
       },
       ...errorResponses([400, 401, 403, 404, 409, 410, 429, 500]),
     },
@@ -111,6 +131,7 @@ export interface ConnectedUserOperation {
 }
 
 export function registerConnectedUserOperation(operation: ConnectedUserOperation): void {
+  const request = withIdempotencyKey(operation.method, operation.request);
   connectedUsersRegistry.registerPath({
     method: operation.method,
     path: operation.path,
@@ -118,7 +139,7 @@ export function registerConnectedUserOperation(operation: ConnectedUserOperation
     summary: operation.summary,
     security: SECURITY,
     'x-service-audience': 'backend',
-    ...(operation.request ? { request: operation.request } : {}),
+    ...(request ? { request } : {}),
     responses: {
       [operation.status ?? 200]: {
         description: operation.status === 201 ? 'Created' : 'OK',

@@ -2,10 +2,13 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { findAction, listActions, type ActionDefinition } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
-import { NotFoundError } from '../errors.js';
+import { callHeaders, callRequestOf } from '../calls/call-context.js';
+import { runCall } from '../calls/call-answer.js';
+import { InvalidRequestError, NotFoundError, type Issue } from '../errors.js';
 import { authorize } from '../http/authorize.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
+import { CallWorkflows } from '../temporal/call-workflows.js';
 
 const listQuery = z.strictObject({ app: z.string().min(1).max(100).optional() });
 const actionParam = z.strictObject({ action: z.string().min(3).max(200) });
@@ -37,6 +40,60 @@ registerConnectedUserOperation({
   errors: [401, 403, 404],
 });
 
+const runBody = z
+  .strictObject({
+    user: z.string().min(1).max(255).meta({ description: "The user's external id" }),
+    input: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .meta({ description: "The action's input; see `GET /v1/actions/{action}`" }),
+  })
+  .meta({ id: 'RunAction' });
+
+registerConnectedUserOperation({
+  method: 'post',
+  path: '/v1/actions/{action}/run',
+  operationId: 'run_action',
+  summary:
+    "Run an action for a user: the governing policy allows it (the app's answer), holds it " +
+    '(`approval_required`; retry the same call once decided) or denies it',
+  request: {
+    params: actionParam,
+    headers: callHeaders,
+    body: { content: { 'application/json': { schema: runBody } } },
+  },
+  response: z
+    .object({
+      ok: z
+        .boolean()
+        .meta({ description: 'false when the app answered with a failure of its own' }),
+      data: z.unknown(),
+      upstream_status: z
+        .int()
+        .optional()
+        .meta({ description: "The app's status when `ok` is false" }),
+    })
+    .meta({ id: 'ActionResult' }),
+  errors: [400, 401, 403, 404, 409, 413, 429, 500, 503, 504],
+});
+
+/** The action's own schema, its issues named under `input.` as the caller sent them. */
+function validInput(action: ActionDefinition, input: Record<string, unknown>): unknown {
+  const result = action.input.safeParse(input);
+  if (result.success) return result.data;
+  const issues: Issue[] = result.error.issues.flatMap((issue) => {
+    const base = ['input', ...issue.path.map(String)].join('.');
+    return issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: `${base}.${key}`, message: 'unknown field' }))
+      : [{ path: base, message: issue.message }];
+  });
+  const first = issues[0];
+  throw new InvalidRequestError(
+    `Invalid input for ${action.app}.${action.name}${first ? ` (${first.path}: ${first.message})` : ''}.`,
+    issues,
+  );
+}
+
 function summary(action: ActionDefinition) {
   return {
     action: `${action.app}.${action.name}`,
@@ -46,8 +103,9 @@ function summary(action: ActionDefinition) {
 }
 
 /** SPEC.md §4.1 `GET /v1/actions`, and each action's input schema (the same zod that validates runs). */
-export function actionRoutes(_deps: ApiDeps): Router {
+export function actionRoutes(deps: ApiDeps): Router {
   const router = Router();
+  const calls = new CallWorkflows(deps.temporal, deps.sql, deps.config.temporal.taskQueue);
   router.get('/v1/actions', authorize({ operation: 'read' }), (req, res) => {
     const query = parse(listQuery, req.query, 'query');
     res.json({ data: listActions(query.app).map(summary) });
@@ -61,6 +119,27 @@ export function actionRoutes(_deps: ApiDeps): Router {
       app: action.app,
       input_schema: z.toJSONSchema(action.input, { target: 'draft-2020-12', io: 'input' }),
     });
+  });
+  router.post('/v1/actions/:action/run', authorize({ operation: 'call' }), async (req, res) => {
+    const { action: name } = parse(actionParam, req.params, 'path');
+    const action = findAction(name);
+    if (!action) throw new NotFoundError(`Action "${name}"`);
+    const body = parse(runBody, req.body, 'body');
+    const input = validInput(action, body.input);
+    const call = callRequestOf(
+      req,
+      res,
+      body.user,
+      {
+        kind: 'action',
+        action: `${action.app}.${action.name}`,
+        app: action.app,
+        scope: action.scope,
+        input,
+      },
+      deps.config.approvals,
+    );
+    await runCall(res, calls, call, deps);
   });
   return router;
 }

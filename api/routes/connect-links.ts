@@ -10,7 +10,9 @@ import { authorize, callerOf } from '../http/authorize.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 
-const noControl = /^[^\p{Cc}]*$/u;
+// Control characters (Unicode Cc), without the `u` flag so the OpenAPI pattern stays portable.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const noControl = /^[^\u0000-\u001f\u007f-\u009f]*$/;
 
 export const createLinkBody = z
   .strictObject({

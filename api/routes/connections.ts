@@ -1,13 +1,14 @@
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import type { Caller } from '../../activities/db/api-keys.js';
 import { findConnection, readTokens, type Connection } from '../../activities/db/connections.js';
 import { needsRefresh, type RefreshResult } from '../../workflows/connection-types.js';
 import type { ApiDeps } from '../app.js';
-import { reconnectLinkFor } from '../connect/links.js';
-import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '../errors.js';
+import { connectionExpiredError, reconnectLinkFor } from '../connect/links.js';
+import { ApiError, ConflictError, NotFoundError } from '../errors.js';
+import { uuidString } from '../http/ids.js';
 import { authorize, callerOf } from '../http/authorize.js';
-import { parse } from '../http/validate.js';
+import { expectNoBody } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 import {
   connectionSchema,
@@ -21,8 +22,7 @@ import {
 } from '../presenters/connections.js';
 import { ConnectionWorkflows } from '../temporal/connection-workflows.js';
 
-const connectionPath = z.strictObject({ id: z.uuid() });
-const emptyBody = z.strictObject({});
+const connectionPath = z.strictObject({ id: uuidString() });
 
 registerConnectedUserOperation({
   method: 'get',
@@ -72,19 +72,6 @@ registerConnectedUserOperation({
   errors: [400, 401, 403, 404, 409],
 });
 
-/** Bodies are refused rather than ignored, so a caller who meant to send options learns. */
-function expectNoBody(req: Request): void {
-  if (req.body !== undefined) {
-    parse(emptyBody, req.body, 'body');
-    return;
-  }
-  if (Number(req.get('content-length') ?? '0') > 0) {
-    throw new InvalidRequestError('This operation takes no request body.', [
-      { path: 'body', message: 'must be empty' },
-    ]);
-  }
-}
-
 /** SPEC.md §4.1 connections: read, revoke, export, refresh and reconnect. */
 export function connectionsRoutes(deps: ApiDeps): Router {
   const router = Router();
@@ -100,25 +87,24 @@ export function connectionsRoutes(deps: ApiDeps): Router {
     return connection;
   }
 
-  async function expiredError(connection: Connection): Promise<ApiError> {
-    const link = await reconnectLinkFor(deps.sql, deps.config, connection);
-    return new ApiError(
-      'connection_expired',
-      `The connection to ${connection.app} has expired: the user must reconnect through reconnect_url.`,
-      { reconnect_url: link.url },
-    );
-  }
-
   const revokedError = () =>
     new ConflictError('The connection is revoked; the user must connect again with a new link.');
 
   async function assertLive(connection: Connection): Promise<void> {
     if (connection.status === 'revoked') throw revokedError();
-    if (connection.status === 'expired') throw await expiredError(connection);
+    if (connection.status === 'expired')
+      throw await connectionExpiredError(deps.sql, deps.config, connection);
   }
 
   async function assertRefreshed(connection: Connection, result: RefreshResult): Promise<void> {
     if (result.status === 'missing') throw new NotFoundError('Connection');
+    if (result.status === 'unavailable') {
+      throw new ApiError(
+        'upstream_unavailable',
+        `The token endpoint of ${connection.app} could not be reached; retry later.`,
+        { upstream_status: 503 },
+      );
+    }
     if (result.status !== 'active') await assertLive({ ...connection, status: result.status });
   }
 

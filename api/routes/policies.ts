@@ -84,6 +84,23 @@ registerConnectedUserOperation({
   errors: [401, 403],
 });
 registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/policies/{id}',
+  operationId: 'get_policy',
+  summary: 'One policy in full: defaults, rules, approval settings, version',
+  request: { params: policyIdParam },
+  response: listItem
+    .extend({
+      defaults: z.object({ read: decision, write: decision, destructive: decision }),
+      rules: z.array(rule),
+      approval: z.object({ requested_from: z.array(z.string()), ttl_seconds: z.int() }),
+      updated_at: z.iso.datetime(),
+      updated_by: z.string(),
+    })
+    .meta({ id: 'Policy' }),
+  errors: [400, 401, 403, 404],
+});
+registerConnectedUserOperation({
   method: 'put',
   path: '/v1/policies/{id}',
   operationId: 'replace_policy',

@@ -9,8 +9,9 @@ import {
 import { listUserConnections } from '../../activities/db/connections.js';
 import type { Sql } from '../../infra/database/client.js';
 import type { ApiDeps } from '../app.js';
-import { InvalidRequestError, NotFoundError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
+import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 import { connectionListItemSchema, presentConnectionListItem } from '../presenters/connections.js';
@@ -29,12 +30,7 @@ export const listUsersQuery = z
       description:
         '`active`: has an active connection; `needs_reconnect`: has an expired one; `disconnected`: neither',
     }),
-    limit: z.coerce.number().int().min(1).max(100).default(50),
-    cursor: z
-      .string()
-      .max(4096)
-      .optional()
-      .meta({ description: 'The `cursor` of the previous page' }),
+    ...pageQuery('cursor'),
   })
   .meta({ id: 'ListUsersQuery' });
 
@@ -83,19 +79,6 @@ registerConnectedUserOperation({
   errors: [401, 403, 404],
 });
 
-/** Cursors are opaque to callers; inside, the id of the last user of the previous page. */
-const encodeCursor = (userId: string) => Buffer.from(userId, 'utf8').toString('base64url');
-
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!z.uuid().safeParse(id).success || encodeCursor(id) !== cursor) {
-    throw new InvalidRequestError('Invalid request query (cursor: not a cursor from this list).', [
-      { path: 'cursor', message: 'not a cursor from this list' },
-    ]);
-  }
-  return id;
-}
-
 async function userOf(sql: Sql, caller: Caller, externalId: string): Promise<ConnectedUserSummary> {
   const user = await findConnectedUser(sql, caller.environmentId, externalId);
   if (!user) throw new NotFoundError(`User "${externalId}"`);
@@ -117,12 +100,8 @@ export function usersRoutes(deps: ApiDeps): Router {
       // One more than a page tells whether another page follows.
       limit: query.limit + 1,
     });
-    const page = users.slice(0, query.limit);
-    const last = page.at(-1);
-    res.json({
-      data: page.map(presentUserListItem),
-      cursor: users.length > query.limit && last ? encodeCursor(last.id) : null,
-    });
+    const { items, cursor } = page(users, query.limit);
+    res.json({ data: items.map(presentUserListItem), cursor });
   });
 
   router.get('/v1/users/:user', authorize({ operation: 'read' }), async (req, res) => {

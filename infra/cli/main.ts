@@ -15,6 +15,13 @@ import {
   type CreateKeyOptions,
 } from './keys.js';
 import { runApi, runMigrate, runWorker } from './processes.js';
+import {
+  removeWebhookCommand,
+  setWebhookCommand,
+  showWebhookCommand,
+  webhookSettings,
+  type SetWebhookOptions,
+} from './webhooks.js';
 
 /** Runs a command; failures print their message (never a stack trace) and exit 1. */
 function action<A extends unknown[]>(run: (...args: A) => Promise<unknown>) {
@@ -100,5 +107,37 @@ keys
   .command('revoke')
   .argument('<id>', 'key id')
   .action(action((id: string) => withCliDatabase((sql) => revokeKeyCommand(sql, id))));
+
+const webhooks = program
+  .command('webhooks')
+  .description("manage an environment's approval.decided webhook endpoint");
+webhooks
+  .command('set')
+  .requiredOption('--env <name>', 'environment whose approvals are reported')
+  .requiredOption('--url <url>', 'the receiver (http or https)')
+  .option('--secret <whsec_…>', 'signing secret (default: a new one, printed once)')
+  .action(
+    action(async (options: SetWebhookOptions) => {
+      const settings = await webhookSettings();
+      return withCliDatabase((sql) => setWebhookCommand(sql, settings, options));
+    }),
+  );
+webhooks
+  .command('show')
+  .requiredOption('--env <name>')
+  .action(
+    action(async (options: { env: string }) => {
+      const settings = await webhookSettings();
+      return withCliDatabase((sql) => showWebhookCommand(sql, settings, options.env));
+    }),
+  );
+webhooks
+  .command('remove')
+  .requiredOption('--env <name>')
+  .action(
+    action((options: { env: string }) =>
+      withCliDatabase((sql) => removeWebhookCommand(sql, options.env)),
+    ),
+  );
 
 await program.parseAsync();

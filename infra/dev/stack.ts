@@ -127,6 +127,8 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
 
     const config = loadConfig({
       ENCRYPTION_KEY: state.encryptionKey,
+      // A local webhook receiver is the usual way to try `approval.decided` on one machine.
+      WEBHOOK_ALLOW_PRIVATE: 'true',
       ...process.env,
       APP_URLS: JSON.stringify({
         ...(JSON.parse(process.env.APP_URLS ?? '{}') as object),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { consumeLink, findLinkByToken } from '../../activities/db/connect-links.js';
+import { reconnectLinkFor } from '../../api/connect/links.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
@@ -283,6 +284,22 @@ describe('POST /v1/connections/{id}/reconnect-link', () => {
     const next = await post(standard, `${path}/reconnect-link`);
     expect(next.status).toBe(201);
     expect(next.body.url).not.toBe(first.body.url);
+  });
+
+  it('gives concurrent askers one and the same link', async () => {
+    const { path, connection } = await seed('rosa');
+    // Straight at the function as well as over HTTP: the tightest overlap there can be.
+    const direct = await Promise.all(
+      Array.from({ length: 20 }, () => reconnectLinkFor(db.sql, acme.config, connection)),
+    );
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => post(standard, `${path}/reconnect-link`)),
+    );
+    const urls = new Set([...direct.map((link) => link.url), ...answers.map((a) => a.body.url)]);
+    expect(urls.size).toBe(1);
+    const [count] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from connect_links where connection_id = ${connection.id}`;
+    expect(count?.n).toBe(1);
   });
 
   it('refuses a body and a read-only key', async () => {

@@ -5,7 +5,7 @@ import {
 } from '../../activities/connections/access-token.js';
 import { findConnectionById } from '../../activities/db/connections.js';
 import { reconnectLinkFor } from '../../api/connect/links.js';
-import { walkConnectLink } from '../support/consent.js';
+import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
 
 let stack: ConnectStack;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { saveConnectSettings } from '../../activities/db/connect-settings.js';
 import { readTokens } from '../../activities/db/connections.js';
 import { setFundedAccess } from '../../activities/db/funded-access.js';
-import { walkConnectLink } from '../support/consent.js';
+import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { historyText } from '../support/workflow-history.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
 import { createTestKey } from '../support/keys.js';

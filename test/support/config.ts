@@ -11,6 +11,7 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     API_PORT: '0',
     LOG_LEVEL: 'debug',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
     ...overrides,
   });
 }

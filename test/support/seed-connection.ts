@@ -11,7 +11,7 @@ import { startDemoApp, type DemoApp, type DemoClient } from '../../infra/demo-ap
 import { acme } from '../../workflows/catalog/apps/acme.js';
 import { gradeScopes } from '../../workflows/catalog/index.js';
 import { testConfig } from './config.js';
-import { consentAtDemoApp } from './demo-consent.js';
+import { consentAtDemoApp } from '../../infra/demo-app/scripted-consent.js';
 
 export interface SeededConnection {
   user: ConnectedUser;
@@ -68,12 +68,15 @@ async function grantInBrowser(
 export async function startAcmeFixture(
   sql: Sql,
   databaseUrl: string,
-  options: { accessTokenTtlSeconds?: number } = {},
+  options: { accessTokenTtlSeconds?: number; env?: Record<string, string> } = {},
 ): Promise<AcmeFixture> {
   const demo = await startDemoApp(
     options.accessTokenTtlSeconds ? { accessTokenTtlSeconds: options.accessTokenTtlSeconds } : {},
   );
-  const config = testConfig(databaseUrl, { APP_URLS: JSON.stringify({ acme: demo.url }) });
+  const config = testConfig(databaseUrl, {
+    APP_URLS: JSON.stringify({ acme: demo.url }),
+    ...options.env,
+  });
   const redirectUri = `${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`;
   const client: DemoClient = {
     clientId: 'gatehouse-test',

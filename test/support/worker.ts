@@ -1,19 +1,19 @@
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import { createLogger } from '../../infra/logger.js';
-import { createWorker } from '../../worker/worker.js';
+import { createWorker, type GatehouseWorker } from '../../worker/worker.js';
 import { testEnv } from './stack-env.js';
 
 export interface TestWorker {
-  worker: Worker;
+  worker: GatehouseWorker;
   stop(): Promise<void>;
 }
 
 /** Keeps the SDK's own info lines out of test output; the runtime exists once per process. */
 function quietRuntime(): void {
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+    Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
   } catch {
     // Installed by an earlier test file in this jest worker process.
   }
@@ -31,12 +31,17 @@ export async function startTestWorker(config: Config, sql: Sql): Promise<TestWor
     workflowBundle: { codePath: testEnv('workflowBundle') },
   });
   const running = worker.run();
+  let stopped: Promise<void> | null = null;
   return {
     worker,
-    async stop() {
-      worker.shutdown();
-      await running;
-      await connection.close();
+    // Idempotent: a test may stop the worker itself before its stack stops everything.
+    stop() {
+      stopped ??= (async () => {
+        worker.shutdown();
+        await running;
+        await connection.close();
+      })();
+      return stopped;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { consentAtDemoApp } from './demo-consent.js';
+import { consentAtDemoApp } from './scripted-consent.js';
 
 export interface WalkOptions {
   username?: string;

@@ -1,0 +1,121 @@
+import type { Db, Sql } from '../../infra/database/client.js';
+import type {
+  ApprovalView,
+  AuditEntry,
+  CallRequest,
+  CallTargetInput,
+} from '../../workflows/call-types.js';
+import { approvalView, consumeApproval, openApproval, settleApproval } from '../db/approvals.js';
+import { insertAuditEvents } from '../db/audit-events.js';
+
+/** Audit names proxy calls `<app>.proxy` (DESIGN.md §4). */
+export function auditAction(target: CallTargetInput): string {
+  return target.kind === 'action' ? target.action : `${target.app}.proxy`;
+}
+
+/** SPEC.md §2.5 `request`: what was asked, by whom, for whom. Never a credential. */
+export function auditRequest(call: CallRequest): Record<string, unknown> {
+  const base = { action: auditAction(call.target), user: call.userExternalId, via: call.via };
+  const { target } = call;
+  if (target.kind === 'action') return { ...base, input: target.input };
+  return {
+    ...base,
+    method: target.method,
+    path: target.path,
+    query: target.query || null,
+    body_bytes: target.bodyBase64 === null ? 0 : Buffer.byteLength(target.bodyBase64, 'base64'),
+  };
+}
+
+/** Who and what the audit rows of one call step share. */
+export interface AuditContext {
+  connectedUserId: string | null;
+  connectionId: string | null;
+  policyId: string | null;
+  policyVersion: number | null;
+}
+
+/** The audit rows of one step of a call, one per caller; written again, they are no-ops. */
+export async function recordCallAudit(
+  sql: Db,
+  call: CallRequest,
+  context: AuditContext,
+  entries: AuditEntry[],
+): Promise<void> {
+  const request = auditRequest(call);
+  await insertAuditEvents(
+    sql,
+    entries.map((entry) => ({
+      id: entry.id,
+      environmentId: call.environmentId,
+      action: auditAction(call.target),
+      scope: call.target.scope,
+      decision: entry.decision,
+      reason: entry.reason,
+      agentId: call.agentId,
+      via: call.via,
+      userExternalId: call.userExternalId,
+      connectedUserId: context.connectedUserId,
+      connectionId: context.connectionId,
+      approvalId: entry.approvalId,
+      request,
+      response: entry.response,
+      traceId: entry.traceId,
+      policyId: context.policyId,
+      policyVersion: context.policyVersion,
+    })),
+  );
+}
+
+export interface OpenApprovalInput {
+  workflowId: string;
+  requestedFrom: string[];
+  ttlSeconds: number;
+  policyId: string;
+  policyVersion: number;
+}
+
+/** The Postgres side of a governed call: its audit rows and its approval. Local activities. */
+export function callRecordActivities(sql: Sql) {
+  return {
+    async recordAudit(
+      call: CallRequest,
+      context: AuditContext,
+      entries: AuditEntry[],
+    ): Promise<void> {
+      await recordCallAudit(sql, call, context, entries);
+    },
+
+    async openApproval(call: CallRequest, input: OpenApprovalInput): Promise<ApprovalView> {
+      const approval = await openApproval(sql, {
+        environmentId: call.environmentId,
+        fingerprint: call.fingerprint,
+        workflowId: input.workflowId,
+        action: auditAction(call.target),
+        scope: call.target.scope,
+        agentId: call.agentId,
+        userExternalId: call.userExternalId,
+        requestedFrom: input.requestedFrom,
+        request: auditRequest(call),
+        policyId: input.policyId,
+        policyVersion: input.policyVersion,
+        ttlSeconds: input.ttlSeconds,
+      });
+      return approvalView(approval);
+    },
+
+    /** null when the approval was no longer pending (decided elsewhere, or gone with its user). */
+    async settleApproval(
+      approvalId: string,
+      status: 'approved' | 'rejected' | 'expired' | 'cancelled',
+      decidedBy: string | null,
+    ): Promise<ApprovalView | null> {
+      const approval = await settleApproval(sql, approvalId, status, decidedBy);
+      return approval ? approvalView(approval) : null;
+    },
+
+    async consumeApproval(approvalId: string): Promise<void> {
+      await consumeApproval(sql, approvalId);
+    },
+  };
+}

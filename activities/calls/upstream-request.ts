@@ -1,0 +1,190 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../../infra/config.js';
+import type { Sql } from '../../infra/database/client.js';
+import {
+  UPSTREAM_TIMEOUT,
+  UPSTREAM_UNREACHABLE,
+  type CallTargetInput,
+  type OutboundRequest,
+  type UpstreamBody,
+  type UpstreamOutcome,
+} from '../../workflows/call-types.js';
+import { findAction, findApp, type CallScope } from '../../workflows/catalog/index.js';
+import { outboundRequest } from '../../workflows/outbound-request.js';
+import { validAccessToken } from '../connections/access-token.js';
+import { markConnectionUsed } from '../db/connections.js';
+import { appEndpoints } from '../oauth/endpoints.js';
+
+export interface UpstreamCall {
+  connectionId: string;
+  /** The action or proxy call; the request is built here, from the catalog. */
+  target: CallTargetInput;
+}
+
+export interface UpstreamDeps {
+  sql: Sql;
+  config: Config;
+  temporal: Client;
+}
+
+/** Errors that prove the request never left this machine, so a retry cannot repeat a write. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function causeCode(error: unknown): string | undefined {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  return typeof cause?.code === 'string' ? cause.code : undefined;
+}
+
+class TooLarge extends Error {}
+
+/**
+ * What a failed fetch means for the call (DESIGN.md §6): a timeout, or an app that could not be
+ * reached, become upstream_* answers; anything else is our fault and not the app's.
+ */
+function upstreamFailure(error: unknown, scope: CallScope, timeoutMs: number): ApplicationFailure {
+  if (error instanceof DOMException && error.name === 'TimeoutError') {
+    return ApplicationFailure.create({
+      type: UPSTREAM_TIMEOUT,
+      message: `the app did not answer within ${String(timeoutMs)} ms`,
+      // A write may have happened: only reads are tried again.
+      nonRetryable: scope !== 'read',
+    });
+  }
+  if (error instanceof TypeError && error.message === 'fetch failed') {
+    const code = causeCode(error);
+    return ApplicationFailure.create({
+      type: UPSTREAM_UNREACHABLE,
+      message: `the app could not be reached (${code ?? 'network error'})`,
+      nonRetryable: scope !== 'read' && !(code && NOT_SENT.has(code)),
+    });
+  }
+  return ApplicationFailure.nonRetryable(
+    `the request to the app failed: ${error instanceof Error ? error.message : 'unknown error'}`,
+    'UpstreamRequestFailed',
+  );
+}
+
+/** Reads at most `limit` bytes: a larger body never enters a Temporal payload (DESIGN.md §6). */
+async function readCapped(response: Response, limit: number): Promise<Buffer> {
+  if (!response.body) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new TooLarge();
+    }
+    chunks.push(Buffer.from(value));
+  }
+  return Buffer.concat(chunks);
+}
+
+function parsedBody(bytes: Buffer): UpstreamBody {
+  const text = bytes.toString('utf8');
+  if (text.trim() === '') return { kind: 'parsed', value: null };
+  try {
+    return { kind: 'parsed', value: JSON.parse(text) as unknown };
+  } catch {
+    return { kind: 'parsed', value: text };
+  }
+}
+
+/** A 2xx answer to an action, shaped by the action (its `result`), as the caller gets it. */
+function actionResult(
+  target: CallTargetInput,
+  status: number,
+  headers: Record<string, string>,
+  body: UpstreamBody,
+): UpstreamBody {
+  const action = target.kind === 'action' ? findAction(target.action) : undefined;
+  if (!action?.result || status < 200 || status >= 300 || body.kind !== 'parsed') return body;
+  return { kind: 'parsed', value: action.result({ status, headers, body: body.value }) };
+}
+
+function requestBody(request: OutboundRequest): { body?: string | Buffer; type?: string } {
+  if (request.body === null) return {};
+  if (request.body.kind === 'json') {
+    return { body: JSON.stringify(request.body.value), type: 'application/json' };
+  }
+  return { body: Buffer.from(request.body.base64, 'base64') };
+}
+
+/**
+ * One request to the app with the user's credentials: a valid token from the connections
+ * helper, and on a 401 one forced refresh and one retry (DESIGN.md §5). A timeout after the
+ * request left is final for writes (it may have happened) and retried by Temporal for reads.
+ */
+export function callUpstreamActivity(deps: UpstreamDeps) {
+  const { sql, config } = deps;
+  return async (call: UpstreamCall): Promise<UpstreamOutcome> => {
+    const { target } = call;
+    const app = findApp(target.app);
+    if (!app) throw ApplicationFailure.nonRetryable(`unknown app ${target.app}`, 'UnknownApp');
+    const request = outboundRequest(target);
+    const url = `${appEndpoints(app, config.apps.urls).apiBaseUrl}${request.pathAndQuery}`;
+    const { body, type } = requestBody(request);
+    const scope = target.scope;
+
+    const send = async (accessToken: string): Promise<Response> => {
+      const headers = new Headers({ ...app.apiHeaders, ...request.headers });
+      if (type && !headers.has('content-type')) headers.set('content-type', type);
+      headers.set('authorization', `Bearer ${accessToken}`);
+      try {
+        return await fetch(url, {
+          method: request.method,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          redirect: 'manual',
+          signal: AbortSignal.timeout(config.upstream.timeoutMs),
+        });
+      } catch (error) {
+        throw upstreamFailure(error, scope, config.upstream.timeoutMs);
+      }
+    };
+
+    let token = await validAccessToken(deps, call.connectionId);
+    if (!token.ok) return { kind: 'connection', status: token.status };
+    let response = await send(token.accessToken);
+    if (response.status === 401) {
+      await response.body?.cancel().catch(() => undefined);
+      token = await validAccessToken(deps, call.connectionId, { force: true });
+      if (!token.ok) return { kind: 'connection', status: token.status };
+      response = await send(token.accessToken);
+    }
+
+    const headers = Object.fromEntries(response.headers);
+    let bytes: Buffer;
+    try {
+      bytes = await readCapped(response, config.api.bodyLimitBytes);
+    } catch (error) {
+      if (error instanceof TooLarge) {
+        return {
+          kind: 'too_large',
+          status: response.status,
+          limitBytes: config.api.bodyLimitBytes,
+        };
+      }
+      throw error;
+    }
+    await markConnectionUsed(sql, call.connectionId);
+    if (request.read === 'raw') {
+      return {
+        kind: 'response',
+        status: response.status,
+        headers,
+        body: { kind: 'raw', base64: bytes.toString('base64') },
+      };
+    }
+    return {
+      kind: 'response',
+      status: response.status,
+      headers,
+      body: actionResult(target, response.status, headers, parsedBody(bytes)),
+    };
+  };
+}

@@ -1,0 +1,151 @@
+import { v7 as uuidv7 } from 'uuid';
+import type postgres from 'postgres';
+import type { Db } from '../../infra/database/client.js';
+import type { ApprovalStatus, ApprovalView } from '../../workflows/call-types.js';
+import type { CallScope } from '../../workflows/catalog/index.js';
+
+export interface Approval {
+  id: string;
+  environmentId: string;
+  fingerprint: string;
+  workflowId: string;
+  action: string;
+  scope: CallScope;
+  agentId: string;
+  userExternalId: string;
+  requestedFrom: string[];
+  status: ApprovalStatus;
+  request: Record<string, unknown>;
+  policyId: string;
+  policyVersion: number;
+  createdAt: Date;
+  expiresAt: Date;
+  decidedBy: string | null;
+  decidedAt: Date | null;
+  consumedAt: Date | null;
+}
+
+export interface NewApproval {
+  environmentId: string;
+  fingerprint: string;
+  workflowId: string;
+  action: string;
+  scope: CallScope;
+  agentId: string;
+  userExternalId: string;
+  requestedFrom: string[];
+  request: Record<string, unknown>;
+  policyId: string;
+  policyVersion: number;
+  ttlSeconds: number;
+}
+
+const columns = (sql: Db) => sql`
+  id, environment_id, fingerprint, workflow_id, action, scope, agent_id, user_external_id,
+  requested_from, status, request, policy_id, policy_version, created_at, expires_at,
+  decided_by, decided_at, consumed_at`;
+
+export function approvalView(approval: Approval): ApprovalView {
+  return {
+    id: approval.id,
+    status: approval.status,
+    requested_from: approval.requestedFrom,
+    action: approval.action,
+    scope: approval.scope,
+    agent_id: approval.agentId,
+    user: approval.userExternalId,
+    request: approval.request,
+    created_at: approval.createdAt.toISOString(),
+    expires_at: approval.expiresAt.toISOString(),
+    decided_by: approval.decidedBy,
+    decided_at: approval.decidedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Opens the call's approval, or returns the pending one it already has: the unique index on
+ * pending fingerprints makes "never a second approval" hold even across workflow runs.
+ */
+export async function openApproval(sql: Db, input: NewApproval): Promise<Approval> {
+  const [row]: [Approval?] = await sql`
+    insert into approvals (id, environment_id, fingerprint, workflow_id, action, scope, agent_id,
+      user_external_id, requested_from, status, request, policy_id, policy_version, expires_at)
+    values (${uuidv7()}, ${input.environmentId}, ${input.fingerprint}, ${input.workflowId},
+      ${input.action}, ${input.scope}, ${input.agentId}, ${input.userExternalId},
+      ${input.requestedFrom}, 'pending', ${sql.json(input.request as postgres.JSONValue)},
+      ${input.policyId}, ${input.policyVersion},
+      now() + make_interval(secs => ${input.ttlSeconds}))
+    on conflict (environment_id, fingerprint) where status = 'pending' do nothing
+    returning ${columns(sql)}`;
+  if (row) return row;
+  const existing = await findPendingApproval(sql, input.environmentId, input.fingerprint);
+  if (!existing) throw new Error('approval conflict without a pending approval');
+  return existing;
+}
+
+export async function findApproval(
+  sql: Db,
+  environmentId: string,
+  id: string,
+): Promise<Approval | null> {
+  const [row]: [Approval?] = await sql`
+    select ${columns(sql)} from approvals where environment_id = ${environmentId} and id = ${id}`;
+  return row ?? null;
+}
+
+export async function findApprovalById(sql: Db, id: string): Promise<Approval | null> {
+  const [row]: [Approval?] = await sql`select ${columns(sql)} from approvals where id = ${id}`;
+  return row ?? null;
+}
+
+/** The pending, unexpired approval an identical call is waiting on, if any. */
+export async function findPendingApproval(
+  sql: Db,
+  environmentId: string,
+  fingerprint: string,
+): Promise<Approval | null> {
+  const [row]: [Approval?] = await sql`
+    select ${columns(sql)} from approvals
+    where environment_id = ${environmentId} and fingerprint = ${fingerprint}
+      and status = 'pending' and expires_at > now()`;
+  return row ?? null;
+}
+
+/**
+ * Moves a pending approval to its end state; null when something else ended it first. Asking
+ * again for the state it already has, by the same decider, returns it: the local activity that
+ * calls this may run twice.
+ */
+export async function settleApproval(
+  sql: Db,
+  id: string,
+  status: Exclude<ApprovalStatus, 'pending'>,
+  decidedBy: string | null,
+): Promise<Approval | null> {
+  const [row]: [Approval?] = await sql`
+    update approvals set status = ${status}, decided_by = ${decidedBy},
+      decided_at = case when ${status} in ('approved', 'rejected') then now() else decided_at end
+    where id = ${id} and status = 'pending'
+    returning ${columns(sql)}`;
+  if (row) return row;
+  const [again]: [Approval?] = await sql`
+    select ${columns(sql)} from approvals
+    where id = ${id} and status = ${status} and decided_by is not distinct from ${decidedBy}`;
+  return again ?? null;
+}
+
+export async function consumeApproval(sql: Db, id: string): Promise<void> {
+  await sql`update approvals set consumed_at = now() where id = ${id} and consumed_at is null`;
+}
+
+/** The workflows holding a user's pending approvals, to cancel when the user is deleted. */
+export async function pendingApprovalsOfUser(
+  sql: Db,
+  environmentId: string,
+  userExternalId: string,
+): Promise<{ id: string; workflowId: string }[]> {
+  return sql<{ id: string; workflowId: string }[]>`
+    select id, workflow_id from approvals
+    where environment_id = ${environmentId} and user_external_id = ${userExternalId}
+      and status = 'pending'`;
+}

@@ -1,0 +1,98 @@
+import type { Db } from '../../infra/database/client.js';
+import { open, seal, type Keyring } from '../../infra/encryption.js';
+
+/** How long a first response is kept for replay (DESIGN.md §7). */
+export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** A first answer may hold something only its caller should see (a connect link): sealed at rest. */
+const bodyAad = (environmentId: string, key: string) => `idempotency:${environmentId}:${key}`;
+
+export type Claim =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'in_flight' }
+  | { kind: 'reused' };
+
+interface Row {
+  requestHash: string;
+  state: 'in_flight' | 'done';
+  responseStatus: number | null;
+  responseHeaders: Record<string, string> | null;
+  responseBody: Buffer | null;
+}
+
+/**
+ * Claims the key for this request, or says why not: its first response to replay, still in
+ * flight, or taken by a different request. A key past its retention is claimed afresh.
+ */
+export async function claimIdempotencyKey(
+  sql: Db,
+  keyring: Keyring,
+  environmentId: string,
+  key: string,
+  requestHash: string,
+): Promise<Claim> {
+  const [claimed]: [{ key: string }?] = await sql`
+    insert into idempotency_keys (environment_id, key, request_hash, state, expires_at)
+    values (${environmentId}, ${key}, ${requestHash}, 'in_flight',
+            now() + make_interval(secs => ${IDEMPOTENCY_RETENTION_SECONDS}))
+    on conflict (environment_id, key) do update
+      set request_hash = excluded.request_hash, state = 'in_flight', response_status = null,
+          response_headers = null, response_body = null, created_at = now(),
+          expires_at = excluded.expires_at
+      where idempotency_keys.expires_at <= now()
+    returning key`;
+  if (claimed) return { kind: 'claimed' };
+  const [row]: [Row?] = await sql`
+    select request_hash, state, response_status, response_headers, response_body
+    from idempotency_keys where environment_id = ${environmentId} and key = ${key}`;
+  // Released between the two statements (its first request failed): the caller may try again.
+  if (!row) return { kind: 'in_flight' };
+  if (row.requestHash !== requestHash) return { kind: 'reused' };
+  if (row.state === 'in_flight' || row.responseStatus === null) return { kind: 'in_flight' };
+  return {
+    kind: 'replay',
+    response: {
+      status: row.responseStatus,
+      headers: row.responseHeaders ?? {},
+      body: row.responseBody
+        ? Buffer.from(
+            open(keyring, row.responseBody.toString('utf8'), bodyAad(environmentId, key)),
+            'base64',
+          )
+        : Buffer.alloc(0),
+    },
+  };
+}
+
+export async function completeIdempotencyKey(
+  sql: Db,
+  keyring: Keyring,
+  environmentId: string,
+  key: string,
+  response: StoredResponse,
+): Promise<void> {
+  await sql`
+    update idempotency_keys
+    set state = 'done', response_status = ${response.status},
+        response_headers = ${sql.json(response.headers)},
+        response_body = ${Buffer.from(
+          seal(keyring, response.body.toString('base64'), bodyAad(environmentId, key)),
+        )}
+    where environment_id = ${environmentId} and key = ${key}`;
+}
+
+/** Forgets a claim whose request failed on our side, so a retry runs it again. */
+export async function releaseIdempotencyKey(
+  sql: Db,
+  environmentId: string,
+  key: string,
+): Promise<void> {
+  await sql`delete from idempotency_keys where environment_id = ${environmentId} and key = ${key}`;
+}

@@ -1,0 +1,55 @@
+import type { Response } from 'express';
+import { v7 as uuidv7 } from 'uuid';
+import { findConnection } from '../../activities/db/connections.js';
+import type { Config } from '../../infra/config.js';
+import type { Sql } from '../../infra/database/client.js';
+import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
+import { connectionExpiredError } from '../connect/links.js';
+import { ApiError } from '../errors.js';
+import type { CallWorkflows } from '../temporal/call-workflows.js';
+
+/**
+ * Turns a call workflow's answer into the HTTP response. Errors go through the one envelope
+ * mapping; `connection_expired` gains its reconnect URL here, so link tokens never pass through
+ * Temporal.
+ */
+async function sendCallAnswer(
+  res: Response,
+  answer: CallAnswer,
+  deps: { sql: Sql; config: Config; environmentId: string },
+): Promise<void> {
+  switch (answer.kind) {
+    case 'json':
+      res.status(answer.status).json(answer.body);
+      return;
+    case 'passthrough':
+      res.status(answer.status).set(answer.headers).send(Buffer.from(answer.bodyBase64, 'base64'));
+      return;
+    case 'error': {
+      const extra = { ...answer.extra };
+      const headers: Record<string, string> = {};
+      if (answer.code === 'connection_expired' && typeof extra.connection_id === 'string') {
+        const connection = await findConnection(deps.sql, deps.environmentId, extra.connection_id);
+        if (connection?.status === 'expired') {
+          throw await connectionExpiredError(deps.sql, deps.config, connection);
+        }
+      }
+      if (typeof extra.retry_after === 'string') headers['Retry-After'] = extra.retry_after;
+      throw new ApiError(answer.code, answer.message, extra, headers);
+    }
+  }
+}
+
+/**
+ * Runs the call through its workflow and answers the HTTP request with the outcome. The
+ * request's id (UUIDv7) is the Update id and the audit event id (see CallTicket).
+ */
+export async function runCall(
+  res: Response,
+  calls: CallWorkflows,
+  call: CallRequest,
+  deps: { sql: Sql; config: Config },
+): Promise<void> {
+  const answer = await calls.run(call, { requestId: uuidv7(), traceId: res.locals.traceId });
+  await sendCallAnswer(res, answer, { ...deps, environmentId: call.environmentId });
+}

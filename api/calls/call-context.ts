@@ -1,0 +1,52 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import type { CallRequest, CallTargetInput } from '../../workflows/call-types.js';
+import { callerOf } from '../http/authorize.js';
+import { parse } from '../http/validate.js';
+import { callFingerprint } from './fingerprint.js';
+
+/** Headers every governed call may carry. */
+export const callHeaders = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: 'Makes an otherwise identical call distinct (DESIGN.md §4).' }),
+  'gatehouse-via': z
+    .enum(['api', 'mcp'])
+    .optional()
+    .meta({ description: 'How the call reached Gatehouse, for audit; default `api`.' }),
+});
+
+/** The CallRequest for this HTTP request: caller, user, target, and the identity of the call. */
+export function callRequestOf(
+  req: Request,
+  res: Response,
+  userExternalId: string,
+  target: CallTargetInput,
+  settings: { retryWindowSeconds: number },
+): CallRequest {
+  const caller = callerOf(res);
+  const headers = parse(
+    callHeaders,
+    { 'Idempotency-Key': req.get('idempotency-key'), 'gatehouse-via': req.get('gatehouse-via') },
+    'header',
+  );
+  return {
+    environmentId: caller.environmentId,
+    environmentName: caller.environmentName,
+    agentId: caller.agentId,
+    userExternalId,
+    via: headers['gatehouse-via'] ?? 'api',
+    fingerprint: callFingerprint({
+      environmentId: caller.environmentId,
+      agentId: caller.agentId,
+      userExternalId,
+      target,
+      idempotencyKey: headers['Idempotency-Key'],
+    }),
+    target,
+    retryWindowSeconds: settings.retryWindowSeconds,
+  };
+}

@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import { z } from 'zod';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+} from '../../activities/db/idempotency-keys.js';
+import type { Sql } from '../../infra/database/client.js';
+import type { Keyring } from '../../infra/encryption.js';
+import { canonicalJson } from '../calls/fingerprint.js';
+import { ApiError, ConflictError } from '../errors.js';
+import { callerOf } from './authorize.js';
+import { parse } from './validate.js';
+
+export const idempotencyHeader = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(200)
+    .meta({ description: 'Retries with the same key get the first answer (kept 24 h).' }),
+});
+
+/** Runs take the key as part of the call's identity instead (DESIGN.md §4). */
+const CALL_ROUTE = /^\/v1\/actions\/[^/]+\/run\/?$/;
+
+/** Headers of the first answer worth giving again; the rest are per response. */
+const REPLAYED_HEADERS = ['content-type', 'location', 'cache-control'];
+
+/**
+ * DESIGN.md §7 `Idempotency-Key` on every POST: the first answer is stored with a hash of the
+ * request; the same key again replays it (`Idempotent-Replayed: true`), with another request is
+ * 409 `idempotency_key_reused`, and while the first is still running is 409 `conflict`. Our own
+ * failures (5xx) are not kept, so a retry runs the request again.
+ */
+export function idempotency(sql: Sql, keyring: Keyring): RequestHandler {
+  return async (req, res, next) => {
+    const raw = req.get('idempotency-key');
+    if (req.method !== 'POST' || raw === undefined || CALL_ROUTE.test(req.path)) {
+      next();
+      return;
+    }
+    const key = parse(idempotencyHeader, { 'Idempotency-Key': raw }, 'header')['Idempotency-Key'];
+    const { environmentId } = callerOf(res);
+    const requestHash = createHash('sha256')
+      .update(JSON.stringify([req.method, req.originalUrl, canonicalJson(req.body ?? null)]))
+      .digest('hex');
+
+    const claim = await claimIdempotencyKey(sql, keyring, environmentId, key, requestHash);
+    switch (claim.kind) {
+      case 'reused':
+        throw new ApiError(
+          'idempotency_key_reused',
+          'This Idempotency-Key was used for a different request; use a new key.',
+        );
+      case 'in_flight':
+        throw new ConflictError(
+          'A request with this Idempotency-Key is still in progress; retry shortly.',
+        );
+      case 'replay':
+        res
+          .status(claim.response.status)
+          .set(claim.response.headers)
+          .set('Idempotent-Replayed', 'true')
+          .send(claim.response.body);
+        return;
+      case 'claimed':
+        break;
+    }
+
+    let body: Buffer | null = null;
+    const send = res.send.bind(res);
+    res.send = (chunk?: unknown) => {
+      if (typeof chunk === 'string') body = Buffer.from(chunk);
+      else if (Buffer.isBuffer(chunk)) body = chunk;
+      return send(chunk);
+    };
+    let settled = false;
+    const settle = (finished: boolean) => {
+      if (settled) return;
+      settled = true;
+      const keep = finished && res.statusCode < 500 && body !== null;
+      const headers = Object.fromEntries(
+        REPLAYED_HEADERS.flatMap((name) => {
+          const value = res.getHeader(name);
+          return typeof value === 'string' ? [[name, value]] : [];
+        }),
+      );
+      const write = keep
+        ? completeIdempotencyKey(sql, keyring, environmentId, key, {
+            status: res.statusCode,
+            headers,
+            body: body ?? Buffer.alloc(0),
+          })
+        : releaseIdempotencyKey(sql, environmentId, key);
+      write.catch((error: unknown) => {
+        req.log.error({ err: error }, 'storing the Idempotency-Key outcome failed');
+      });
+    };
+    res.on('finish', () => {
+      settle(true);
+    });
+    res.on('close', () => {
+      settle(false);
+    });
+    next();
+  };
+}

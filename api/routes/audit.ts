@@ -1,0 +1,127 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { findApproval } from '../../activities/db/approvals.js';
+import {
+  findAuditEvent,
+  listAuditEvents,
+  type AuditEvent,
+} from '../../activities/db/audit-events.js';
+import type { ApiDeps } from '../app.js';
+import { NotFoundError } from '../errors.js';
+import { uuidString } from '../http/ids.js';
+import { authorize, callerOf } from '../http/authorize.js';
+import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
+import { parse } from '../http/validate.js';
+import { registerConnectedUserOperation } from '../openapi/registry.js';
+
+const decisions = ['allowed', 'blocked', 'denied', 'failed'] as const;
+
+export const listAuditQuery = z
+  .strictObject({
+    user: z.string().min(1).max(255).optional().meta({ description: "A user's external id" }),
+    decision: z.enum(decisions).optional(),
+    ...pageQuery('cursor'),
+  })
+  .meta({ id: 'ListAuditQuery' });
+const eventParam = z.strictObject({ event_id: uuidString() });
+
+const listItem = z
+  .object({
+    id: z.string(),
+    action: z.string().meta({ description: '`<app>.<action>`, or `<app>.proxy` for proxy calls' }),
+    scope: z.enum(['read', 'write', 'destructive']),
+    decision: z.enum(decisions).meta({
+      description:
+        '`allowed` (ran), `blocked` (held for approval), `denied` (policy or rejected approval), `failed` (stopped by the service: connection_* or upstream_*)',
+    }),
+    reason: z.string().nullable(),
+    agent_id: z.string(),
+    user: z.string(),
+    via: z.string(),
+    time: z.iso.datetime(),
+  })
+  .meta({ id: 'AuditListItem' });
+const fullEvent = listItem
+  .extend({
+    approval: z.object({ id: z.string(), status: z.string() }).nullable(),
+    request: z.record(z.string(), z.unknown()),
+    response: z.record(z.string(), z.unknown()).nullable(),
+    policy: z.object({ id: z.string(), version: z.int() }).nullable(),
+    trace_id: z.string().meta({ description: 'The trace id of the HTTP request (`X-Trace-Id`)' }),
+  })
+  .meta({ id: 'AuditEvent' });
+
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/audit',
+  operationId: 'list_audit_events',
+  summary: 'The audit log, newest first: one event per call',
+  request: { query: listAuditQuery },
+  response: z.object({ data: z.array(listItem), cursor: z.string().nullable() }),
+  errors: [400, 401, 403],
+});
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/audit/{event_id}',
+  operationId: 'get_audit_event',
+  summary:
+    'One audit event with its request, response (null when the call did not run) and approval',
+  request: { params: eventParam },
+  response: fullEvent,
+  errors: [400, 401, 403, 404],
+});
+
+function presentItem(event: AuditEvent): z.infer<typeof listItem> {
+  return {
+    id: event.id,
+    action: event.action,
+    scope: event.scope,
+    decision: event.decision,
+    reason: event.reason,
+    agent_id: event.agentId,
+    user: event.userExternalId,
+    via: event.via,
+    time: event.time.toISOString(),
+  };
+}
+
+/** SPEC.md §2.5 and §4.1: the audit log, read-only. */
+export function auditRoutes(deps: ApiDeps): Router {
+  const router = Router();
+
+  router.get('/v1/audit', authorize({ operation: 'read' }), async (req, res) => {
+    const query = parse(listAuditQuery, req.query, 'query');
+    const events = await listAuditEvents(deps.sql, callerOf(res).environmentId, {
+      ...(query.user === undefined ? {} : { user: query.user }),
+      ...(query.decision === undefined ? {} : { decision: query.decision }),
+      ...(query.cursor === undefined ? {} : { before: decodeCursor(query.cursor) }),
+      limit: query.limit,
+    });
+    const { items, cursor } = page(events, query.limit);
+    res.json({ data: items.map(presentItem), cursor });
+  });
+
+  router.get('/v1/audit/:event_id', authorize({ operation: 'read' }), async (req, res) => {
+    const { event_id: id } = parse(eventParam, req.params, 'path');
+    const environmentId = callerOf(res).environmentId;
+    const event = await findAuditEvent(deps.sql, environmentId, id);
+    if (!event) throw new NotFoundError(`Audit event ${id}`);
+    const approval = event.approvalId
+      ? await findApproval(deps.sql, environmentId, event.approvalId)
+      : null;
+    res.json({
+      ...presentItem(event),
+      approval: event.approvalId
+        ? { id: event.approvalId, status: approval?.status ?? 'unknown' }
+        : null,
+      request: event.request,
+      response: event.response,
+      policy:
+        event.policyId !== null && event.policyVersion !== null
+          ? { id: event.policyId, version: event.policyVersion }
+          : null,
+      trace_id: event.traceId,
+    });
+  });
+  return router;
+}

@@ -1,0 +1,191 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import {
+  createAuthConfig,
+  disableAuthConfig,
+  HINT_MIN_SECRET_LENGTH,
+  listAuthConfigs,
+  type AuthConfig,
+} from '../../activities/db/auth-configs.js';
+import { findApp, listApps } from '../../workflows/catalog/index.js';
+import type { ApiDeps } from '../app.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../errors.js';
+import { authorize, callerOf } from '../http/authorize.js';
+import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
+import { expectNoBody, parse } from '../http/validate.js';
+import { registerManagementOperation } from '../openapi/registry.js';
+
+const knownApps = () => listApps().map((app) => app.id);
+
+export const createAuthConfigBody = z
+  .strictObject({
+    // SPEC.md §8 gives `app` no minimum; an empty name passes here and is then refused like
+    // any other name that is not in the catalog.
+    app: z
+      .string()
+      .max(100)
+      .meta({ description: `A catalog app: ${knownApps().join(', ')}` }),
+    name: z.string().min(1).max(100).meta({ description: 'Your label for this client' }),
+    clientId: z.string().min(1).max(300),
+    clientSecret: z.string().min(1).max(4000).meta({
+      writeOnly: true,
+      description: 'Stored encrypted and never returned; responses show `clientSecretHint`.',
+    }),
+  })
+  .meta({ id: 'create_auth_config_input' });
+
+export const listAuthConfigsQuery = z
+  .strictObject({
+    ...pageQuery('nextCursor'),
+  })
+  .meta({ id: 'list_auth_configs_input' });
+
+const authConfigPath = z.strictObject({
+  id: z.string().min(1).max(256).meta({ description: 'The auth config id' }),
+});
+
+const authConfigOutput = z.object({
+  id: z.string(),
+  app: z.string(),
+  name: z.string(),
+  clientId: z.string(),
+  clientSecretHint: z
+    .string()
+    .nullable()
+    .meta({
+      description: `The secret's last four characters; null for secrets under ${HINT_MIN_SECRET_LENGTH} characters, where four would give too much away.`,
+    }),
+  status: z.enum(['enabled', 'disabled']).meta({
+    description:
+      '`disabled`: no new connection uses it; connections made with it keep refreshing with it.',
+  }),
+  created_at: z.iso.datetime(),
+  disabled_at: z.iso.datetime().nullable(),
+});
+
+type AuthConfigOutput = z.infer<typeof authConfigOutput>;
+
+registerManagementOperation({
+  method: 'post',
+  path: '/v1/auth-configs',
+  operationId: 'create_auth_config',
+  summary:
+    "Add an OAuth client for an app; the app's newest enabled auth config is used for new connections",
+  scope: 'auth_configs:manage',
+  request: {
+    body: { content: { 'application/json': { schema: createAuthConfigBody } }, required: true },
+  },
+  output: authConfigOutput.meta({ id: 'create_auth_config_output' }),
+});
+
+const listOutput = z.array(authConfigOutput).meta({ id: 'list_auth_configs_output' });
+
+registerManagementOperation({
+  method: 'get',
+  path: '/v1/auth-configs',
+  operationId: 'list_auth_configs',
+  summary: 'List the auth configs of the environment, enabled and disabled, newest first',
+  scope: 'auth_configs:read',
+  request: { query: listAuthConfigsQuery },
+  output: listOutput,
+  envelope: {
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass as `cursor` for the next page; null on the last page' }),
+  },
+});
+
+// SPEC.md §4.2 puts `nextCursor` beside `data` for this list, which the shared helper's
+// `{data: output}` envelope cannot say; the registered 200 response is widened here.
+registerManagementOperation({
+  method: 'post',
+  path: '/v1/auth-configs/{id}/disable',
+  operationId: 'disable_auth_config',
+  summary:
+    'Disable an auth config: new connections no longer use it, existing ones keep refreshing with it',
+  scope: 'auth_configs:manage',
+  request: { params: authConfigPath },
+  output: authConfigOutput.meta({ id: 'disable_auth_config_output' }),
+});
+
+function present(config: AuthConfig): AuthConfigOutput {
+  return {
+    id: config.id,
+    app: config.app,
+    name: config.name,
+    clientId: config.clientId,
+    clientSecretHint: config.clientSecretHint,
+    status: config.enabled ? 'enabled' : 'disabled',
+    created_at: config.createdAt.toISOString(),
+    disabled_at: config.disabledAt?.toISOString() ?? null,
+  };
+}
+
+/** SPEC.md §4.2 create_auth_config / list_auth_configs / disable_auth_config. */
+export function authConfigRoutes(deps: ApiDeps): Router {
+  const router = Router();
+
+  router.post(
+    '/v1/auth-configs',
+    authorize({ operation: 'write', scope: 'auth_configs:manage' }),
+    async (req, res) => {
+      const caller = callerOf(res);
+      const body = parse(createAuthConfigBody, req.body, 'body');
+      const app = findApp(body.app);
+      if (!app) {
+        const known = knownApps().join(', ');
+        throw new InvalidRequestError(`Unknown app "${body.app}"; known apps: ${known}.`, [
+          { path: 'app', message: `unknown app; known apps: ${known}` },
+        ]);
+      }
+      const created = await createAuthConfig(deps.sql, deps.config.encryption, {
+        environmentId: caller.environmentId,
+        app: app.id,
+        name: body.name,
+        clientId: body.clientId,
+        clientSecret: body.clientSecret,
+      });
+      res.json({ data: present(created) });
+    },
+  );
+
+  router.get(
+    '/v1/auth-configs',
+    authorize({ operation: 'read', scope: 'auth_configs:read' }),
+    async (req, res) => {
+      const caller = callerOf(res);
+      const query = parse(listAuthConfigsQuery, req.query, 'query');
+      const rows = await listAuthConfigs(deps.sql, caller.environmentId, {
+        ...(query.cursor === undefined ? {} : { after: decodeCursor(query.cursor) }),
+        // One more than a page tells whether another page follows.
+        limit: query.limit + 1,
+      });
+      const { items, cursor } = page(rows, query.limit);
+      res.json({ data: items.map(present), nextCursor: cursor });
+    },
+  );
+
+  router.post(
+    '/v1/auth-configs/:id/disable',
+    authorize({ operation: 'write', scope: 'auth_configs:manage' }),
+    async (req, res) => {
+      const caller = callerOf(res);
+      const { id } = parse(authConfigPath, req.params, 'path');
+      expectNoBody(req);
+      const result = await disableAuthConfig(deps.sql, caller.environmentId, id);
+      switch (result.outcome) {
+        case 'not_found':
+          throw new NotFoundError(`Auth config "${id}"`);
+        case 'already_disabled':
+          throw new ConflictError(`Auth config "${id}" is already disabled.`, {
+            disabled_at: result.authConfig.disabledAt?.toISOString() ?? null,
+          });
+        case 'disabled':
+          res.json({ data: present(result.authConfig) });
+      }
+    },
+  );
+
+  return router;
+}

@@ -1,0 +1,163 @@
+import express, { Router, type Request } from 'express';
+import { z } from 'zod';
+import { findApp } from '../../workflows/catalog/index.js';
+import { scopeOfMethod } from '../../workflows/policy.js';
+import type { ApiDeps } from '../app.js';
+import { callHeaders, callRequestOf } from '../calls/call-context.js';
+import { runCall } from '../calls/call-answer.js';
+import { InvalidRequestError, NotFoundError } from '../errors.js';
+import { authorize } from '../http/authorize.js';
+import { parse } from '../http/validate.js';
+import { registerConnectedUserOperation } from '../openapi/registry.js';
+import { CallWorkflows } from '../temporal/call-workflows.js';
+
+const PREFIX = '/v1/proxy/';
+
+const proxyParams = z.strictObject({
+  app: z.string().min(1).max(100),
+  path: z.string().meta({ description: "The app's own API path, passed unchanged" }),
+});
+const proxyHeaders = callHeaders.extend({
+  'service-user': z.string().min(1).max(255).meta({ description: "The user's external id" }),
+});
+
+for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
+  registerConnectedUserOperation({
+    method,
+    path: '/v1/proxy/{app}/{path}',
+    operationId: `proxy_${method}`,
+    summary: `${method.toUpperCase()} on the app's own API with the user's credentials (scope ${scopeOfMethod(method)})`,
+    request: { params: proxyParams, headers: proxyHeaders },
+    response: z.unknown().meta({ description: "The app's own response, passed through" }),
+    errors: [400, 401, 403, 404, 409, 413, 429, 500, 503, 504],
+  });
+}
+
+/**
+ * Request headers that are ours (credentials, routing, tracing) or describe one hop; the rest,
+ * such as `Accept` or an app's version header, go to the app as the caller sent them.
+ */
+const NOT_FORWARDED = new Set([
+  'authorization',
+  'x-api-key',
+  'cookie',
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
+  'accept-encoding',
+  'expect',
+  'forwarded',
+  'traceparent',
+  'tracestate',
+  'service-user',
+]);
+
+function forwardedHeaders(req: Request): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || NOT_FORWARDED.has(name)) continue;
+    if (name.startsWith('gatehouse-') || name.startsWith('x-forwarded-')) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+/** The app id as a path segment; a malformed escape names no app. */
+function decodedSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+/** The raw path below `/v1/proxy/{app}/` and the raw query: never decoded, never re-encoded. */
+function rawTarget(req: Request): { app: string | null; path: string; query: string } {
+  const url = req.originalUrl;
+  const queryAt = url.indexOf('?');
+  const pathname = queryAt === -1 ? url : url.slice(0, queryAt);
+  const rest = pathname.slice(PREFIX.length);
+  const slash = rest.indexOf('/');
+  return {
+    app: decodedSegment(slash === -1 ? rest : rest.slice(0, slash)),
+    path: slash === -1 ? '' : rest.slice(slash + 1),
+    query: queryAt === -1 ? '' : url.slice(queryAt + 1),
+  };
+}
+
+/** `.` and `..` segments, plain or percent-encoded, which URL parsers resolve away. */
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
+/**
+ * Why the app could not receive this path and query as sent, or null. The request to the app
+ * goes through a WHATWG URL parser, which resolves dot segments (`tasks/../admin` → `/admin`),
+ * turns `\` into `/` and drops a `#` fragment: the app would get another path than the one the
+ * caller sent and audit records, and could be led out of the app's API base path. Refused.
+ */
+function unforwardablePath(path: string, query: string): string | null {
+  if (path.includes('\\')) return 'must not contain a backslash';
+  if (path.includes('#') || query.includes('#')) return 'must not contain "#"';
+  if (path.split('/').some((segment) => DOT_SEGMENT.test(segment))) {
+    return 'must not contain "." or ".." segments';
+  }
+  return null;
+}
+
+/**
+ * SPEC.md §4.1 `ANY /v1/proxy/{app}/{path}`: the app's own API with the user's credentials,
+ * graded by method, governed and audited like an action. Mounted before the JSON parser: the
+ * body goes to the app as the bytes the caller sent.
+ */
+export function proxyRoutes(deps: ApiDeps): Router {
+  const router = Router();
+  const calls = new CallWorkflows(deps.temporal, deps.sql, deps.config.temporal.taskQueue);
+  router.use(
+    authorize({ operation: 'call' }),
+    express.raw({ type: () => true, limit: deps.config.api.bodyLimitBytes }),
+    async (req, res) => {
+      const target = rawTarget(req);
+      const app = target.app === null ? undefined : findApp(target.app);
+      if (!app) throw new NotFoundError(`App "${target.app ?? '(malformed)'}"`);
+      const { 'service-user': user } = parse(
+        proxyHeaders.pick({ 'service-user': true }),
+        { 'service-user': req.get('service-user') },
+        'header',
+      );
+      const unforwardable = unforwardablePath(target.path, target.query);
+      if (unforwardable) {
+        const message = `The path ${unforwardable}: the app could not receive it unchanged.`;
+        throw new InvalidRequestError(message, [{ path: 'path', message: unforwardable }]);
+      }
+      const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : null;
+      // fetch cannot send a body with these methods: refused here rather than failing upstream.
+      if (body && (req.method === 'GET' || req.method === 'HEAD')) {
+        const message = `A ${req.method} request to the app cannot carry a body.`;
+        throw new InvalidRequestError(message, [{ path: 'body', message: 'must be empty' }]);
+      }
+      const call = callRequestOf(
+        req,
+        res,
+        user,
+        {
+          kind: 'proxy',
+          app: app.id,
+          scope: scopeOfMethod(req.method),
+          method: req.method,
+          path: target.path,
+          query: target.query,
+          headers: forwardedHeaders(req),
+          bodyBase64: body ? body.toString('base64') : null,
+        },
+        deps.config.approvals,
+      );
+      await runCall(res, calls, call, deps);
+    },
+  );
+  return router;
+}

@@ -1,0 +1,116 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import {
+  deleteWebhookEndpoint,
+  findWebhookEndpointView,
+  setWebhookEndpoint,
+  type WebhookEndpointView,
+} from '../../activities/db/webhook-endpoints.js';
+import { endpointAddressProblem } from '../../activities/webhooks/endpoint-address.js';
+import { webhookEndpointInput } from '../../activities/webhooks/endpoint-input.js';
+import type { ApiDeps } from '../app.js';
+import { InvalidRequestError, NotFoundError } from '../errors.js';
+import { authorize, callerOf } from '../http/authorize.js';
+import { parse } from '../http/validate.js';
+import { registerConnectedUserOperation } from '../openapi/registry.js';
+
+export const setWebhookEndpointBody = webhookEndpointInput.meta({
+  id: 'SetWebhookEndpoint',
+  description: 'The `secret` (Standard Webhooks `whsec_…`) is write-only.',
+});
+
+const webhookEndpointOutput = z
+  .object({
+    url: z.string(),
+    secret_hint: z.string().meta({ description: 'The last four characters of the secret.' }),
+    updated_at: z.iso.datetime(),
+    updated_by: z.string().meta({ description: 'agent id of the key that last set it' }),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/webhook-endpoint',
+  operationId: 'get_webhook_endpoint',
+  summary: 'Where `approval.decided` webhooks of this environment are delivered',
+  response: webhookEndpointOutput,
+  errors: [401, 403, 404],
+});
+registerConnectedUserOperation({
+  method: 'put',
+  path: '/v1/webhook-endpoint',
+  operationId: 'set_webhook_endpoint',
+  summary: 'Set the webhook endpoint and its signing secret (full-access keys only)',
+  request: {
+    body: { content: { 'application/json': { schema: setWebhookEndpointBody } }, required: true },
+  },
+  response: webhookEndpointOutput,
+  errors: [400, 401, 403],
+});
+registerConnectedUserOperation({
+  method: 'delete',
+  path: '/v1/webhook-endpoint',
+  operationId: 'delete_webhook_endpoint',
+  summary: 'Stop delivering webhooks for this environment (full-access keys only)',
+  response: z.object({ ok: z.literal(true) }),
+  errors: [401, 403, 404],
+});
+
+function presentWebhookEndpoint(endpoint: WebhookEndpointView) {
+  return {
+    url: endpoint.url,
+    secret_hint: `…${endpoint.secretHint}`,
+    updated_at: endpoint.updatedAt.toISOString(),
+    updated_by: endpoint.updatedBy,
+  };
+}
+
+/**
+ * The environment's `approval.decided` endpoint (DESIGN.md §4). Changing it needs a full key:
+ * whoever sets it receives every decision of the environment.
+ */
+export function webhookEndpointRoutes(deps: ApiDeps): Router {
+  const router = Router();
+  const keyring = deps.config.encryption;
+
+  router.get('/v1/webhook-endpoint', authorize({ operation: 'read' }), async (_req, res) => {
+    const endpoint = await findWebhookEndpointView(deps.sql, keyring, callerOf(res).environmentId);
+    if (!endpoint) throw new NotFoundError('Webhook endpoint');
+    res.json(presentWebhookEndpoint(endpoint));
+  });
+
+  router.put(
+    '/v1/webhook-endpoint',
+    authorize({ operation: 'write', fullAccess: true }),
+    async (req, res) => {
+      const caller = callerOf(res);
+      const body = parse(setWebhookEndpointBody, req.body, 'body');
+      const problem = await endpointAddressProblem(body.url, deps.config.webhooks.allowPrivate);
+      if (problem) {
+        throw new InvalidRequestError(`Invalid request body (url: ${problem}).`, [
+          { path: 'url', message: problem },
+        ]);
+      }
+      const endpoint = await setWebhookEndpoint(
+        deps.sql,
+        keyring,
+        caller.environmentId,
+        body,
+        caller.agentId,
+      );
+      res.json(presentWebhookEndpoint(endpoint));
+    },
+  );
+
+  router.delete(
+    '/v1/webhook-endpoint',
+    authorize({ operation: 'write', fullAccess: true }),
+    async (_req, res) => {
+      if (!(await deleteWebhookEndpoint(deps.sql, callerOf(res).environmentId))) {
+        throw new NotFoundError('Webhook endpoint');
+      }
+      res.json({ ok: true });
+    },
+  );
+  return router;
+}

@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { BenchStack } from './stack.js';
+import { measure, summarize, type Measurement } from './measure.js';
+
+export interface Settings {
+  warmup: number;
+  latencyRequests: number;
+  approvalRounds: number;
+  throughputSeconds: number;
+  concurrencies: number[];
+  stormSize: number;
+}
+
+export interface Results {
+  direct: Measurement;
+  action: Measurement;
+  proxy: Measurement;
+  approvalRoundTrip: Measurement;
+  throughput: (Measurement & { concurrency: number })[];
+  refreshStorm: Measurement & { tokenRequests: number };
+}
+
+/**
+ * The calls a benchmark makes. Every governed call carries a fresh Idempotency-Key: identical
+ * calls would share one workflow (DESIGN.md §4), and the point is the cost of a whole call.
+ */
+function client(stack: BenchStack) {
+  const auth = { authorization: `Bearer ${stack.key}` };
+  const json = { ...auth, 'content-type': 'application/json' };
+  return {
+    async direct(): Promise<boolean> {
+      const response = await fetch(`${stack.demo.url}/tasks`, {
+        headers: { authorization: `Bearer ${stack.accessToken}` },
+      });
+      await response.arrayBuffer();
+      return response.status === 200;
+    },
+    async run(action: string, input: object, key: string = randomUUID()): Promise<number> {
+      const response = await fetch(`${stack.apiUrl}/v1/actions/${action}/run`, {
+        method: 'POST',
+        headers: { ...json, 'idempotency-key': key },
+        body: JSON.stringify({ user: stack.user, input }),
+      });
+      await response.arrayBuffer();
+      return response.status;
+    },
+    async proxy(): Promise<boolean> {
+      const response = await fetch(`${stack.apiUrl}/v1/proxy/acme/tasks`, {
+        headers: { ...auth, 'service-user': stack.user, 'idempotency-key': randomUUID() },
+      });
+      await response.arrayBuffer();
+      return response.status === 200;
+    },
+    async heldApprovalId(key: string): Promise<string | null> {
+      const response = await fetch(`${stack.apiUrl}/v1/actions/acme.create_task/run`, {
+        method: 'POST',
+        headers: { ...json, 'idempotency-key': key },
+        body: JSON.stringify({ user: stack.user, input: { title: `bench ${key}` } }),
+      });
+      const body = (await response.json()) as { error?: { approval?: { id: string } } };
+      return body.error?.approval?.id ?? null;
+    },
+    async approve(id: string): Promise<boolean> {
+      const response = await fetch(`${stack.apiUrl}/v1/approvals/${id}/approve`, {
+        method: 'POST',
+        headers: auth,
+      });
+      await response.arrayBuffer();
+      return response.status === 200;
+    },
+  };
+}
+
+const read = (c: ReturnType<typeof client>) => async () =>
+  (await c.run('acme.list_tasks', {})) === 200;
+
+export async function runScenarios(
+  stack: BenchStack,
+  settings: Settings,
+  progress: (line: string) => void,
+): Promise<Results> {
+  const c = client(stack);
+  const sequential = { concurrency: 1, count: settings.latencyRequests };
+
+  progress('warming up');
+  await measure(() => c.direct(), { concurrency: 4, count: settings.warmup });
+  await measure(read(c), { concurrency: 4, count: settings.warmup });
+  await measure(() => c.proxy(), { concurrency: 4, count: settings.warmup });
+
+  progress('direct: the demo app with a valid token');
+  const direct = await measure(() => c.direct(), sequential);
+  progress('action, allowed: POST /v1/actions/acme.list_tasks/run');
+  const action = await measure(read(c), sequential);
+  progress('proxy, allowed: GET /v1/proxy/acme/tasks');
+  const proxy = await measure(() => c.proxy(), sequential);
+
+  progress('approval round trip: approve → retry answered');
+  const rounds: number[] = [];
+  let roundErrors = 0;
+  const roundsStarted = performance.now();
+  for (let i = 0; i < settings.approvalRounds; i++) {
+    const key = randomUUID();
+    const id = await c.heldApprovalId(key);
+    if (!id) {
+      roundErrors++;
+      continue;
+    }
+    const t0 = performance.now();
+    const approved = await c.approve(id);
+    const status = await c.run('acme.create_task', { title: `bench ${key}` }, key);
+    rounds.push(performance.now() - t0);
+    if (!approved || status !== 200) roundErrors++;
+  }
+  const approvalRoundTrip = summarize(rounds, roundErrors, performance.now() - roundsStarted);
+
+  const throughput: Results['throughput'] = [];
+  for (const concurrency of settings.concurrencies) {
+    progress(`throughput: allowed runs at concurrency ${String(concurrency)}`);
+    const result = await measure(read(c), {
+      concurrency,
+      durationMs: settings.throughputSeconds * 1000,
+    });
+    throughput.push({ concurrency, ...result });
+  }
+
+  progress(`refresh storm: ${String(settings.stormSize)} concurrent calls on an expired token`);
+  await stack.sql`
+    update connections set access_token_expires_at = now() - interval '1 second'
+    where id = ${stack.connectionId}`;
+  const before = stack.demo.stats().tokenRequests.refresh_token;
+  const storm = await measure(read(c), {
+    concurrency: settings.stormSize,
+    count: settings.stormSize,
+  });
+  const tokenRequests = stack.demo.stats().tokenRequests.refresh_token - before;
+
+  return {
+    direct,
+    action,
+    proxy,
+    approvalRoundTrip,
+    throughput,
+    refreshStorm: { ...storm, tokenRequests },
+  };
+}

@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createApiKey } from '../../activities/db/api-keys.js';
+import { createAuthConfig } from '../../activities/db/auth-configs.js';
+import { ensureEnvironment } from '../../activities/db/environments.js';
+import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
+import { loadConfig, type Config } from '../config.js';
+import { createSql, type Sql } from '../database/client.js';
+import { migrate } from '../database/migrate.js';
+import { startDemoApp, type DemoApp } from '../demo-app/index.js';
+import { walkConnectLink } from '../demo-app/scripted-connect.js';
+import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
+import { freePort } from '../dev/free-port.js';
+import { startTemporalDevServer } from '../dev/temporal-dev-server.js';
+import { resolveTemporalCli } from '../tools/temporal-binaries.js';
+import { startService, untilReady } from './processes.js';
+
+export interface BenchStack {
+  config: Config;
+  sql: Sql;
+  apiUrl: string;
+  demo: DemoApp;
+  key: string;
+  /** A connected user of the demo app, and a valid token of theirs for the direct baseline. */
+  user: string;
+  connectionId: string;
+  accessToken: string;
+  settings: Record<string, string | number | boolean>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole service on one machine, as `gatehouse dev` runs it but throwaway: embedded Postgres,
+ * an in-memory Temporal dev server, the worker, the API and the demo app, each on a free port,
+ * with one user connected through the real hosted connect flow.
+ */
+export async function startBenchStack(options: { poolSize: number }): Promise<BenchStack> {
+  const stops: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    for (const step of stops.reverse()) await step().catch(() => undefined);
+  };
+  try {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-bench-'));
+    await chmod(dir, 0o755);
+    stops.push(() => rm(dir, { recursive: true, force: true }));
+
+    const [pg, temporal, demo] = await Promise.all([
+      (async () =>
+        startEmbeddedPostgres({
+          directory: path.join(dir, 'postgres'),
+          port: await freePort(),
+          password: randomBytes(12).toString('hex'),
+        }))(),
+      (async () =>
+        startTemporalDevServer({
+          cli: await resolveTemporalCli(),
+          port: await freePort(),
+          uiPort: null,
+          namespace: 'default',
+        }))(),
+      startDemoApp({ accessTokenTtlSeconds: 3600 }),
+    ]);
+    stops.push(
+      () => pg.stop(),
+      () => temporal.stop(),
+      () => demo.stop(),
+    );
+
+    const env = {
+      DATABASE_URL: pg.url('postgres'),
+      DATABASE_POOL_SIZE: String(options.poolSize),
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_TASK_QUEUE: 'gatehouse-bench',
+      API_PORT: String(await freePort()),
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      APP_URLS: JSON.stringify({ acme: demo.url }),
+      LOG_LEVEL: 'error',
+    };
+    const config = loadConfig(env);
+    await migrate(config.database.url);
+    const sql = createSql(config.database.url, { max: config.database.poolSize });
+    stops.push(() => sql.end({ timeout: 5 }));
+
+    const client = { clientId: 'gatehouse-bench', clientSecret: randomBytes(16).toString('hex') };
+    await demo.registerClient({
+      ...client,
+      redirectUris: [`${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`],
+    });
+    const environment = await ensureEnvironment(sql, 'bench');
+    await createAuthConfig(sql, config.encryption, {
+      environmentId: environment.id,
+      app: 'acme',
+      name: 'demo app',
+      ...client,
+    });
+    const { key } = await createApiKey(sql, {
+      environmentId: environment.id,
+      environmentName: environment.name,
+      name: 'bench',
+      access: 'full',
+      agentId: 'bench-agent',
+    });
+
+    // The API and the worker run as the production processes do, each with its own event loop.
+    const worker = startService('worker', env);
+    stops.push(() => worker.stop());
+    const apiService = startService('api', env);
+    stops.push(() => apiService.stop());
+    const api = { url: config.api.publicUrl };
+    await untilReady(api.url);
+
+    // One user, connected the way an end user would: link → consent at the app → callback.
+    const user = 'u_bench';
+    const link = await fetch(`${api.url}/v1/connect/links`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ user, app: 'acme' }),
+    });
+    const { url } = (await link.json()) as { url: string };
+    await walkConnectLink(url, { username: user });
+    const [row]: [{ id: string }?] = await sql`
+      select c.id from connections c join connected_users u on u.id = c.connected_user_id
+      where u.external_id = ${user} and c.status = 'active'`;
+    if (!row) throw new Error('the bench user did not get a connection');
+    const exported = await fetch(`${api.url}/v1/connections/${row.id}/export`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const { access_token: accessToken } = (await exported.json()) as { access_token: string };
+
+    return {
+      config,
+      sql,
+      apiUrl: api.url,
+      demo,
+      key,
+      user,
+      connectionId: row.id,
+      accessToken,
+      settings: {
+        databasePoolSize: config.database.poolSize,
+        logLevel: config.logLevel,
+        processes: 'api and worker as separate processes (gatehouse api, gatehouse worker)',
+        upstreamTimeoutMs: config.upstream.timeoutMs,
+        temporal: 'dev server (in memory)',
+        postgres: 'embedded',
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,89 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { freePort } from '../../infra/dev/free-port.js';
+import {
+  startTemporalDevServer,
+  type TemporalDevServer,
+} from '../../infra/dev/temporal-dev-server.js';
+import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
+import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
+
+/**
+ * DESIGN.md §1: a held call is durable. Its workflow waits in Temporal, not in any process, so
+ * the worker and the Temporal server itself may restart between the hold and the decision.
+ */
+const stops: (() => Promise<void>)[] = [];
+
+afterAll(async () => {
+  for (const stop of stops.reverse()) await stop();
+});
+
+function approvalId(answer: Answer): string {
+  const error = answer.body.error as { code: string; approval?: { id: string } };
+  expect(error.code).toBe('approval_required');
+  return error.approval?.id ?? '';
+}
+
+async function titles(stack: CallStack, user: string): Promise<string[]> {
+  const answer = await stack.run('acme.list_tasks', { user });
+  return (answer.body.data as { tasks: { title: string }[] }).tasks.map((task) => task.title);
+}
+
+describe('a held call', () => {
+  it('survives its worker: stopped before the decision, a new worker runs it once', async () => {
+    const stack = await startCallStack();
+    stops.push(() => stack.stop());
+    await stack.connect('u_restart');
+    const input = { title: 'across a worker restart' };
+    const id = approvalId(await stack.run('acme.create_task', { user: 'u_restart', input }));
+
+    await stack.worker.stop();
+    // The decision is asked while no worker runs: it waits in Temporal until one is back.
+    const deciding = stack.request(stack.key, 'POST', `/v1/approvals/${id}/approve`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await stack.restartWorker();
+    expect((await deciding).body).toMatchObject({ id, status: 'approved' });
+
+    const before = stack.acme.demo.stats().apiRequests;
+    const ran = await stack.run('acme.create_task', { user: 'u_restart', input });
+    expect(ran.status).toBe(200);
+    expect(stack.acme.demo.stats().apiRequests - before).toBe(1);
+    expect((await titles(stack, 'u_restart')).filter((t) => t === input.title)).toHaveLength(1);
+  });
+
+  it('survives a restart of the Temporal server with its persistent database', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-durable-'));
+    stops.push(() => rm(dir, { recursive: true, force: true }));
+    const cli = await resolveTemporalCli();
+    const port = await freePort();
+    const options = {
+      cli,
+      port,
+      uiPort: null,
+      namespace: 'default',
+      dbFile: path.join(dir, 'temporal.sqlite'),
+    };
+    let server: TemporalDevServer = await startTemporalDevServer(options);
+    stops.push(() => server.stop());
+
+    const stack = await startCallStack({ env: { TEMPORAL_ADDRESS: server.address } });
+    stops.push(() => stack.stop());
+    await stack.connect('u_server');
+    const input = { title: 'across a server restart' };
+    const id = approvalId(await stack.run('acme.create_task', { user: 'u_server', input }));
+
+    await stack.worker.stop();
+    await server.stop();
+    server = await startTemporalDevServer(options);
+    await stack.restartWorker();
+
+    const approved = await stack.request(stack.key, 'POST', `/v1/approvals/${id}/approve`);
+    expect(approved.body).toMatchObject({ id, status: 'approved' });
+    const ran = await stack.run('acme.create_task', { user: 'u_server', input });
+    expect(ran.status).toBe(200);
+    expect(ran.body).toMatchObject({ ok: true, data: { title: input.title } });
+    expect((await titles(stack, 'u_server')).filter((t) => t === input.title)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,587 @@
+import { request as httpRequest } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
+import { createTestKey, type TestKey } from '../support/keys.js';
+import type { SeededConnection } from '../support/seed-connection.js';
+import { historyText } from '../support/workflow-history.js';
+
+let stack: CallStack;
+let readOnly: TestKey;
+/** Every credential of this file: none may reach a log line, an audit row or a history. */
+const secrets: string[] = [];
+
+const DEFAULTS = { read: 'allow', write: 'ask', destructive: 'deny' };
+const ALLOW_ALL = { read: 'allow', write: 'allow', destructive: 'allow' };
+const ALLOW_ACME_WRITES = { rules: [{ app: 'acme', scope: 'write', decision: 'allow' }] };
+
+interface ErrorBody {
+  code: string;
+  message: string;
+  retryable: boolean;
+  upstream_status?: number;
+  limit_bytes?: number;
+  issues?: { path: string; message: string }[];
+  approval?: { id: string; status: string; requested_from: string[]; expires_at: string };
+}
+
+interface Task {
+  id: string;
+  title: string;
+  notes: string | null;
+  status: 'open' | 'done';
+}
+
+interface AuditEvent {
+  id: string;
+  action: string;
+  scope: string;
+  decision: string;
+  reason: string | null;
+  user: string;
+  request: Record<string, unknown>;
+  response: Record<string, unknown> | null;
+}
+
+function errorOf(answer: Answer): ErrorBody {
+  const error = answer.body.error as ErrorBody | undefined;
+  if (!error || typeof error !== 'object') {
+    throw new Error(
+      `expected an error, got ${String(answer.status)} ${JSON.stringify(answer.body)}`,
+    );
+  }
+  return error;
+}
+
+async function connect(externalId: string): Promise<SeededConnection> {
+  const connection = await stack.connect(externalId);
+  secrets.push(connection.accessToken, connection.refreshToken);
+  return connection;
+}
+
+/** Through Gatehouse: `/v1/proxy/acme/<path>` for the user (no Service-User when null). */
+function proxy(
+  user: string | null,
+  method: string,
+  path: string,
+  options: { raw?: string | Buffer; headers?: Record<string, string>; key?: TestKey } = {},
+): Promise<Answer> {
+  return stack.request(options.key ?? stack.key, method, `/v1/proxy/acme/${path}`, {
+    headers: { ...(user === null ? {} : { 'service-user': user }), ...options.headers },
+    ...(options.raw === undefined ? {} : { raw: options.raw }),
+  });
+}
+
+function json(value: unknown): { raw: string; headers: Record<string, string> } {
+  return { raw: JSON.stringify(value), headers: { 'content-type': 'application/json' } };
+}
+
+/** Straight to the demo app with the user's own access token, bypassing Gatehouse. */
+async function direct(
+  connection: SeededConnection,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Answer<unknown>> {
+  const response = await fetch(`${stack.acme.demo.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${connection.accessToken}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text) as unknown;
+  } catch {
+    parsed = { text };
+  }
+  return { status: response.status, headers: response.headers, body: parsed };
+}
+
+async function directTasks(connection: SeededConnection): Promise<Task[]> {
+  const answer = await direct(connection, 'GET', '/tasks');
+  expect(answer.status).toBe(200);
+  return (answer.body as { tasks: Task[] }).tasks;
+}
+
+async function createDirect(connection: SeededConnection, title: string): Promise<Task> {
+  const answer = await direct(connection, 'POST', '/tasks', { title });
+  expect(answer.status).toBe(201);
+  return answer.body as Task;
+}
+
+/** The user's audit events in full, through the audit API. */
+async function auditOf(user: string): Promise<AuditEvent[]> {
+  const list = await stack.request(stack.key, 'GET', `/v1/audit?user=${user}`);
+  expect(list.status).toBe(200);
+  const events: AuditEvent[] = [];
+  for (const item of list.body.data as { id: string }[]) {
+    const event = await stack.request(stack.key, 'GET', `/v1/audit/${item.id}`);
+    expect(event.status).toBe(200);
+    events.push(event.body as unknown as AuditEvent);
+  }
+  return events;
+}
+
+function apiRequests(): number {
+  return stack.acme.demo.stats().apiRequests;
+}
+
+/**
+ * A request whose target goes out exactly as written: fetch would resolve `..`, `%2e` and `\\`
+ * and drop `#` before Gatehouse ever saw them.
+ */
+function rawRequest(
+  method: string,
+  target: string,
+  options: { body?: string; user?: string } = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const base = new URL(stack.api.url);
+  const body = options.body;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: base.hostname,
+        port: base.port,
+        method,
+        path: target,
+        headers: {
+          authorization: `Bearer ${stack.key.key}`,
+          'service-user': options.user ?? 'u_proxy_read',
+          ...(body === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: Record<string, unknown>;
+          try {
+            parsed = JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            parsed = { text };
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+beforeAll(async () => {
+  // A short upstream timeout so `upstream_timeout` is provable without a long wait.
+  stack = await startCallStack({ env: { UPSTREAM_TIMEOUT_MS: '1500' } });
+  readOnly = await createTestKey(stack.db.sql, { env: 'test', access: 'read_only' });
+  secrets.push(stack.key.key, readOnly.key);
+});
+
+afterEach(async () => {
+  stack.acme.demo.faults.reset();
+  await stack.setDefaults(DEFAULTS);
+});
+
+afterAll(async () => {
+  await stack.stop();
+});
+
+describe('an allowed read', () => {
+  it("passes the app's status, headers and JSON through, with the query unchanged", async () => {
+    const user = await connect('u_proxy_read');
+    const open = await createDirect(user, 'still open');
+    const done = await createDirect(user, 'already done');
+    expect((await direct(user, 'PATCH', `/tasks/${done.id}`, { status: 'done' })).status).toBe(200);
+
+    for (const [status, task] of [
+      ['open', open],
+      ['done', done],
+    ] as const) {
+      const proxied = await proxy('u_proxy_read', 'GET', `tasks?status=${status}`);
+      const own = await direct(user, 'GET', `/tasks?status=${status}`);
+      expect(proxied.status).toBe(200);
+      expect(own.status).toBe(200);
+      // The app's own shape, not wrapped in {ok, data}.
+      expect(proxied.body).toEqual(own.body);
+      expect(proxied.headers.get('content-type')).toBe(own.headers.get('content-type'));
+      expect((proxied.body.tasks as Task[]).map((t) => t.id)).toEqual([task.id]);
+    }
+
+    // A query the app refuses proves it arrived as sent; the app's 422 is data, not an envelope.
+    const refused = await proxy('u_proxy_read', 'GET', 'tasks?status=sleeping');
+    const ownRefused = await direct(user, 'GET', '/tasks?status=sleeping');
+    expect(ownRefused.status).toBe(422);
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual(ownRefused.body);
+    expect(refused.body).toMatchObject({ error: 'validation_failed' });
+
+    const audit = await auditOf('u_proxy_read');
+    expect(audit.find((event) => event.request.query === 'status=open')).toMatchObject({
+      action: 'acme.proxy',
+      scope: 'read',
+      decision: 'allowed',
+      user: 'u_proxy_read',
+      request: { method: 'GET', path: 'tasks', query: 'status=open', body_bytes: 0 },
+      response: { status: 200 },
+    });
+    expect(audit.find((event) => event.request.query === 'status=sleeping')).toMatchObject({
+      decision: 'allowed',
+      response: { status: 422 },
+    });
+  });
+
+  it("passes the app's own 404 through as data, and the path reaches it still encoded", async () => {
+    const user = await connect('u_proxy_path');
+    const missing = await proxy('u_proxy_path', 'GET', 'tasks/t%2Fx');
+    const own = await direct(user, 'GET', '/tasks/t%2Fx');
+    expect(own.status).toBe(404);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual(own.body);
+    expect(missing.body).toEqual({ error: 'not_found' });
+
+    // `tasks%2Fx` is not the app's `/tasks` route unless someone decodes it: the app answers the
+    // encoded path differently from `/tasks/x`, and the proxy gets the encoded path's answer.
+    const encoded = await proxy('u_proxy_path', 'GET', 'tasks%2Fx');
+    const ownEncoded = await direct(user, 'GET', '/tasks%2Fx');
+    const ownDecoded = await direct(user, 'GET', '/tasks/x');
+    expect(ownEncoded.body).not.toEqual(ownDecoded.body);
+    expect(encoded.status).toBe(ownEncoded.status);
+    expect(encoded.body).toEqual(ownEncoded.body);
+
+    const audit = await auditOf('u_proxy_path');
+    expect(audit.map((event) => event.request.path).sort()).toEqual(['tasks%2Fx', 'tasks/t%2Fx']);
+  });
+});
+
+describe('graded by method', () => {
+  it('holds a POST for approval without reaching the app, then runs it once approved', async () => {
+    const user = await connect('u_proxy_write');
+    const title = `approve me ${String(Date.now())}`;
+    const body = json({ title });
+    const before = apiRequests();
+
+    const held = await proxy('u_proxy_write', 'POST', 'tasks', body);
+    expect(held.status).toBe(403);
+    const error = errorOf(held);
+    expect(error).toMatchObject({ code: 'approval_required', retryable: true });
+    expect(error.approval).toEqual({
+      id: expect.any(String),
+      status: 'pending',
+      requested_from: expect.any(Array),
+      expires_at: expect.any(String),
+    });
+    expect(apiRequests()).toBe(before);
+    expect(await directTasks(user)).toEqual([]);
+
+    // The same call again meets the same approval.
+    const again = await proxy('u_proxy_write', 'POST', 'tasks', body);
+    expect(errorOf(again).approval?.id).toBe(error.approval?.id);
+
+    const approvalId = error.approval?.id ?? '';
+    const approved = await stack.request(stack.key, 'POST', `/v1/approvals/${approvalId}/approve`);
+    expect(approved.status).toBe(200);
+
+    const ran = await proxy('u_proxy_write', 'POST', 'tasks', body);
+    expect(ran.status).toBe(201);
+    const created = ran.body as unknown as Task;
+    expect(created).toMatchObject({ title, status: 'open', notes: null });
+    expect(ran.headers.get('location')).toBe(`/tasks/${created.id}`);
+    expect((await directTasks(user)).map((task) => task.id)).toEqual([created.id]);
+
+    // The approval is consumed: the next identical call asks anew and creates nothing.
+    const fresh = await proxy('u_proxy_write', 'POST', 'tasks', body);
+    expect(errorOf(fresh).code).toBe('approval_required');
+    expect(errorOf(fresh).approval?.id).not.toBe(approvalId);
+    expect(await directTasks(user)).toHaveLength(1);
+  });
+
+  it('denies a DELETE under the default policy; the app keeps the task', async () => {
+    const user = await connect('u_proxy_delete');
+    const task = await createDirect(user, 'keep me');
+    const before = apiRequests();
+    const answer = await proxy('u_proxy_delete', 'DELETE', `tasks/${task.id}`);
+    expect(answer.status).toBe(403);
+    expect(errorOf(answer)).toMatchObject({ code: 'denied_by_policy', retryable: false });
+    expect(apiRequests()).toBe(before);
+    expect((await direct(user, 'GET', `/tasks/${task.id}`)).status).toBe(200);
+  });
+
+  it('lets PATCH and DELETE reach the app when the policy allows them', async () => {
+    const user = await connect('u_proxy_allowed');
+    const task = await createDirect(user, 'change me');
+    await stack.setDefaults(ALLOW_ALL);
+
+    const patched = await proxy(
+      'u_proxy_allowed',
+      'PATCH',
+      `tasks/${task.id}`,
+      json({ status: 'done' }),
+    );
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ id: task.id, title: 'change me', status: 'done' });
+
+    const deleted = await proxy('u_proxy_allowed', 'DELETE', `tasks/${task.id}`);
+    expect(deleted.status).toBe(204);
+    expect(deleted.body).toEqual({ text: '' });
+    expect((await direct(user, 'GET', `/tasks/${task.id}`)).status).toBe(404);
+  });
+
+  it('lets an app+scope rule decide a proxy call over the defaults', async () => {
+    const user = await connect('u_proxy_rule');
+    await stack.setDefaults(DEFAULTS, ALLOW_ACME_WRITES);
+    const answer = await proxy('u_proxy_rule', 'POST', 'tasks', json({ title: 'by rule' }));
+    expect(answer.status).toBe(201);
+    expect((await directTasks(user)).map((task) => task.title)).toEqual(['by rule']);
+  });
+
+  it('audits each call as acme.proxy with its scope, method and path', async () => {
+    const user = await connect('u_proxy_audit');
+    const task = await createDirect(user, 'audited');
+    const body = json({ title: 'audited write' });
+    expect((await proxy('u_proxy_audit', 'GET', `tasks/${task.id}`)).status).toBe(200);
+    expect((await proxy('u_proxy_audit', 'POST', 'tasks', body)).status).toBe(403);
+    expect((await proxy('u_proxy_audit', 'PUT', `tasks/${task.id}`, json({}))).status).toBe(403);
+    expect((await proxy('u_proxy_audit', 'DELETE', `tasks/${task.id}`)).status).toBe(403);
+
+    const audit = await auditOf('u_proxy_audit');
+    const summary = audit
+      .map((event) => ({
+        action: event.action,
+        scope: event.scope,
+        decision: event.decision,
+        method: event.request.method,
+        path: event.request.path,
+      }))
+      .sort((a, b) => String(a.method).localeCompare(String(b.method)));
+    const path = `tasks/${task.id}`;
+    expect(summary).toEqual([
+      { action: 'acme.proxy', scope: 'destructive', decision: 'denied', method: 'DELETE', path },
+      { action: 'acme.proxy', scope: 'read', decision: 'allowed', method: 'GET', path },
+      { action: 'acme.proxy', scope: 'write', decision: 'blocked', method: 'POST', path: 'tasks' },
+      { action: 'acme.proxy', scope: 'write', decision: 'blocked', method: 'PUT', path },
+    ]);
+    const post = audit.find((event) => event.request.method === 'POST');
+    expect(post?.request).toMatchObject({ query: null, body_bytes: Buffer.byteLength(body.raw) });
+  });
+});
+
+describe('stopped before the app', () => {
+  it('requires Service-User, naming the header', async () => {
+    const answer = await proxy(null, 'GET', 'tasks');
+    expect(answer.status).toBe(400);
+    const error = errorOf(answer);
+    expect(error.code).toBe('invalid_request');
+    expect(error.issues?.map((issue) => issue.path)).toContain('service-user');
+  });
+
+  it('answers 404 for an unknown app', async () => {
+    const answer = await stack.request(stack.key, 'GET', '/v1/proxy/nope/tasks', {
+      headers: { 'service-user': 'u_proxy_read' },
+    });
+    expect(answer.status).toBe(404);
+    expect(errorOf(answer).code).toBe('not_found');
+  });
+
+  it('answers 404 for an app segment with a malformed escape', async () => {
+    const answer = await rawRequest('GET', '/v1/proxy/%zz/tasks');
+    expect(answer.status).toBe(404);
+    expect(answer.body.error).toMatchObject({ code: 'not_found' });
+  });
+
+  // The request to the app goes through a URL parser that would rewrite these: the app would
+  // get another path than the caller sent and audit records (here `/me` instead of a task).
+  it.each(['tasks/../me', 'tasks/%2E%2e/me', 'tasks/.%2e/me', './me', 'tasks\\..\\me', 'me#x'])(
+    'refuses the path %s, which the app could not receive unchanged',
+    async (path) => {
+      const before = apiRequests();
+      const answer = await rawRequest('GET', `/v1/proxy/acme/${path}`);
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toMatchObject({
+        code: 'invalid_request',
+        issues: [{ path: 'path', message: expect.any(String) }],
+      });
+      expect(apiRequests()).toBe(before);
+    },
+  );
+
+  it('accepts encoded dots and slashes inside a segment', async () => {
+    const answer = await rawRequest('GET', '/v1/proxy/acme/tasks/..%2Fme');
+    expect(answer.status).toBe(404);
+    expect(answer.body).toEqual({ error: 'not_found' });
+  });
+
+  it('refuses a GET with a body, which could not be sent to the app', async () => {
+    const before = apiRequests();
+    const answer = await rawRequest('GET', '/v1/proxy/acme/tasks', { body: '{"a":1}' });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatchObject({
+      code: 'invalid_request',
+      issues: [{ path: 'body', message: expect.any(String) }],
+    });
+    expect(apiRequests()).toBe(before);
+  });
+
+  it('refuses a read-only key, even for a GET', async () => {
+    const answer = await proxy('u_proxy_read', 'GET', 'tasks', { key: readOnly });
+    expect(answer.status).toBe(403);
+    expect(errorOf(answer).code).toBe('insufficient_access');
+  });
+
+  it('answers connection_required for a user with no connection', async () => {
+    const before = apiRequests();
+    const answer = await proxy('u_proxy_nobody', 'GET', 'tasks');
+    expect(answer.status).toBe(409);
+    expect(errorOf(answer)).toMatchObject({ code: 'connection_required', retryable: false });
+    expect(apiRequests()).toBe(before);
+    expect(await auditOf('u_proxy_nobody')).toMatchObject([
+      {
+        action: 'acme.proxy',
+        scope: 'read',
+        decision: 'failed',
+        reason: 'connection_required',
+        response: null,
+      },
+    ]);
+  });
+
+  it('refuses a body above BODY_LIMIT_BYTES with 413 payload_too_large', async () => {
+    await connect('u_proxy_big');
+    await stack.setDefaults(ALLOW_ALL);
+    const limit = stack.config.api.bodyLimitBytes;
+    const before = apiRequests();
+    const answer = await proxy('u_proxy_big', 'POST', 'tasks', {
+      raw: JSON.stringify({ title: 'big', notes: 'x'.repeat(limit) }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(answer.status).toBe(413);
+    expect(errorOf(answer)).toMatchObject({ code: 'payload_too_large', limit_bytes: limit });
+    expect(apiRequests()).toBe(before);
+  });
+});
+
+describe("the app's own failures", () => {
+  beforeAll(async () => {
+    await connect('u_proxy_faults');
+  });
+
+  it.each([
+    ['rate_limit', 429, 'upstream_rate_limited', true],
+    ['bad_request', 400, 'upstream_invalid_request', false],
+    ['unavailable', 503, 'upstream_unavailable', true],
+  ] as const)('%s → %i %s', async (mode, status, code, retryable) => {
+    stack.acme.demo.faults.set({ mode, retryAfterSeconds: 7, times: 1 });
+    const answer = await proxy('u_proxy_faults', 'GET', 'tasks');
+    expect(answer.status).toBe(status);
+    expect(errorOf(answer)).toMatchObject({ code, retryable, upstream_status: status });
+    if (mode === 'rate_limit') expect(answer.headers.get('retry-after')).toBe('7');
+  });
+
+  it('a slow app → 504 upstream_timeout; reads are retried, writes are not', async () => {
+    await stack.setDefaults(ALLOW_ALL);
+    stack.acme.demo.faults.set({ mode: 'slow', delayMs: 4000, times: 5 });
+    const before = apiRequests();
+    const read = await proxy('u_proxy_faults', 'GET', 'tasks');
+    expect(read.status).toBe(504);
+    expect(errorOf(read)).toMatchObject({
+      code: 'upstream_timeout',
+      retryable: true,
+      upstream_status: 504,
+    });
+    expect(apiRequests() - before).toBeGreaterThan(1);
+
+    const beforeWrite = apiRequests();
+    const write = await proxy('u_proxy_faults', 'POST', 'tasks', json({ title: 'slow write' }));
+    expect(write.status).toBe(504);
+    expect(errorOf(write).code).toBe('upstream_timeout');
+    expect(apiRequests() - beforeWrite).toBe(1);
+  });
+
+  it('audits each failure as failed, with the code as the reason', async () => {
+    const audit = await auditOf('u_proxy_faults');
+    expect(
+      audit.map((event) => [event.request.method, event.decision, event.reason]).sort(),
+    ).toEqual([
+      ['GET', 'failed', 'upstream_invalid_request'],
+      ['GET', 'failed', 'upstream_rate_limited'],
+      ['GET', 'failed', 'upstream_timeout'],
+      ['GET', 'failed', 'upstream_unavailable'],
+      ['POST', 'failed', 'upstream_timeout'],
+    ]);
+    expect(audit.find((event) => event.reason === 'upstream_rate_limited')?.response).toEqual({
+      error: 'upstream_rate_limited',
+      upstream_status: 429,
+    });
+  });
+});
+
+describe('the request the app receives', () => {
+  it("is the raw body byte for byte with its content type, and the user's token", async () => {
+    const user = await connect('u_proxy_raw');
+    await stack.setDefaults(DEFAULTS, ALLOW_ACME_WRITES);
+    // Key order, whitespace and escapes that a re-serialisation would change.
+    const raw = '{\n  "notes" :"n\\u00e9e",\t"title":   "caf\\u00e9 \\ud83d\\ude00 \\"q\\""  }\n';
+    const created = await proxy('u_proxy_raw', 'POST', 'tasks', {
+      raw,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ title: 'café 😀 "q"', notes: 'née' });
+    // The task is the user's own: the app saw the user's token, not the caller's key.
+    expect((await directTasks(user)).map((task) => task.title)).toEqual(['café 😀 "q"']);
+
+    // The same bytes as text/plain: the app does not read them as JSON, so the content type
+    // went through as the caller sent it (and the app's 422 came back as data).
+    const plain = await proxy('u_proxy_raw', 'POST', 'tasks', {
+      raw,
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(plain.status).toBe(422);
+    expect(plain.body).toMatchObject({ error: 'validation_failed' });
+    expect(await directTasks(user)).toHaveLength(1);
+
+    const audit = await auditOf('u_proxy_raw');
+    const posts = audit.filter((event) => event.request.method === 'POST');
+    expect(posts.map((event) => event.request.body_bytes)).toEqual([
+      Buffer.byteLength(raw),
+      Buffer.byteLength(raw),
+    ]);
+  });
+
+  it('never carries a token into a log line, an audit row or a workflow history', async () => {
+    const rows = await stack.db.sql`select * from audit_events`;
+    expect(rows.length).toBeGreaterThan(0);
+    const auditText = JSON.stringify(rows);
+    expect(auditText).toContain('acme.proxy');
+    expect(stack.api.logs.length).toBeGreaterThan(0);
+    for (const secret of secrets) {
+      expect(auditText).not.toContain(secret);
+      for (const line of stack.api.logs) expect(line).not.toContain(secret);
+    }
+
+    // The proxied request (headers, body) travels in the workflow's start argument. Both POSTs
+    // above carry the same bytes, so they are one call identity: two runs of one workflow id.
+    const { temporal } = stack.api;
+    const runs: string[] = [];
+    // Visibility is eventually consistent; the dev server is quick, but give it a moment.
+    for (let tries = 0; runs.length < 2 && tries < 20; tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 250));
+      runs.length = 0;
+      for await (const execution of temporal.workflow.list({
+        query: `WorkflowType = 'governedCall' AND GatehouseAction = 'acme.proxy' AND GatehouseUser = 'u_proxy_raw'`,
+      })) {
+        runs.push(execution.workflowId);
+      }
+    }
+    expect(runs).toHaveLength(2);
+    const ids = new Set(runs);
+    for (const id of ids) {
+      const text = await historyText(temporal, id);
+      for (const secret of secrets) expect(text).not.toContain(secret);
+    }
+  });
+});

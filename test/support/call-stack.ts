@@ -1,0 +1,119 @@
+import type { Config } from '../../infra/config.js';
+import { startTestApi, type TestApi } from './api.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+import { bearer, createTestKey, type TestKey } from './keys.js';
+import { startAcmeFixture, type AcmeFixture, type SeededConnection } from './seed-connection.js';
+import { startTestWorker, type TestWorker } from './worker.js';
+
+export interface Answer<B = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: B;
+}
+
+export interface CallStack {
+  db: TestDatabase;
+  acme: AcmeFixture;
+  config: Config;
+  worker: TestWorker;
+  api: TestApi;
+  /** Full access, agent `test-agent`. */
+  key: TestKey;
+  environmentId: string;
+  connect(externalId: string): Promise<SeededConnection>;
+  request(
+    key: TestKey | string,
+    method: string,
+    path: string,
+    options?: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string> },
+  ): Promise<Answer>;
+  run(
+    action: string,
+    body: Record<string, unknown>,
+    options?: { key?: TestKey; headers?: Record<string, string> },
+  ): Promise<Answer>;
+  /** Replaces the `default` policy's decisions for the test's environment. */
+  setDefaults(
+    defaults: { read: string; write: string; destructive: string },
+    extra?: object,
+  ): Promise<void>;
+  restartWorker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A governed-call test's world, for real: its own database, the demo app as `acme` with users
+ * connected to it, a worker, the API, and a full-access key in environment `test`.
+ */
+export async function startCallStack(
+  options: { accessTokenTtlSeconds?: number; env?: Record<string, string> } = {},
+): Promise<CallStack> {
+  const db = await createTestDatabase();
+  const acme = await startAcmeFixture(db.sql, db.url, {
+    ...(options.accessTokenTtlSeconds
+      ? { accessTokenTtlSeconds: options.accessTokenTtlSeconds }
+      : {}),
+    ...(options.env ? { env: options.env } : {}),
+  });
+  const config = acme.config;
+  let worker = await startTestWorker(config, db.sql);
+  const api = await startTestApi(config, db.sql);
+  const key = await createTestKey(db.sql, { env: 'test', access: 'full', agentId: 'test-agent' });
+
+  const stack: CallStack = {
+    db,
+    acme,
+    config,
+    worker,
+    api,
+    key,
+    environmentId: key.environmentId,
+    connect: (externalId) => acme.connect({ environmentId: key.environmentId, externalId }),
+    async request(who, method, path, opts = {}) {
+      const headers: Record<string, string> = {
+        ...bearer(typeof who === 'string' ? who : who.key),
+        ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...opts.headers,
+      };
+      const response = await fetch(`${api.url}${path}`, {
+        method,
+        headers,
+        ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
+        ...(opts.raw === undefined ? {} : { body: opts.raw }),
+      });
+      const text = await response.text();
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        body = { text };
+      }
+      return { status: response.status, headers: response.headers, body };
+    },
+    run(action, body, opts = {}) {
+      return stack.request(opts.key ?? key, 'POST', `/v1/actions/${action}/run`, {
+        body,
+        ...(opts.headers ? { headers: opts.headers } : {}),
+      });
+    },
+    async setDefaults(defaults, extra = {}) {
+      const answer = await stack.request(key, 'PUT', '/v1/policies/default', {
+        body: { name: 'Default', agents: ['*'], defaults, ...extra },
+      });
+      if (answer.status !== 200)
+        throw new Error(`policy update failed: ${JSON.stringify(answer.body)}`);
+    },
+    async restartWorker() {
+      await worker.stop();
+      worker = await startTestWorker(config, db.sql);
+      stack.worker = worker;
+    },
+    async stop() {
+      await api.close();
+      await worker.stop();
+      await acme.stop();
+      await db.drop();
+    },
+  };
+  return stack;
+}

@@ -1,0 +1,120 @@
+/**
+ * What the call workflow answers when the service itself stops or holds a call (SPEC.md §7),
+ * with what audit keeps of it. The app's own answers are mapped in upstream-answer.ts.
+ */
+import type { ApprovalView, Preparation } from './call-types.js';
+import type { Settled } from './upstream-answer.js';
+
+/** No usable connection: `connection_required`, or `connection_expired` (the API adds the URL). */
+export function answerStopped(preparation: Preparation & { ok: false }): Settled {
+  return {
+    answer:
+      preparation.code === 'connection_required'
+        ? {
+            kind: 'error',
+            code: 'connection_required',
+            message: 'The user has no connection to this app; send them a connect link.',
+            extra: {},
+          }
+        : {
+            kind: 'error',
+            code: 'connection_expired',
+            message: "The user's connection has expired; they must reconnect.",
+            extra: { connection_id: preparation.connectionId },
+          },
+    decision: 'failed',
+    reason: preparation.code,
+    response: null,
+  };
+}
+
+export function answerDenied(policyId: string | null, reason: string): Settled {
+  return {
+    answer: {
+      kind: 'error',
+      code: 'denied_by_policy',
+      message: `The policy denies this call (${reason}).`,
+      extra: { policy: policyId },
+    },
+    decision: 'denied',
+    reason,
+    response: null,
+  };
+}
+
+/** `approval_required` with the approval of SPEC.md §7; the same for every caller while held. */
+export function answerHeld(approval: ApprovalView, reason: string): Settled {
+  return {
+    answer: {
+      kind: 'error',
+      code: 'approval_required',
+      message: `This call needs approval ${approval.id}; retry the same call once it is decided.`,
+      extra: {
+        approval: {
+          id: approval.id,
+          requested_from: approval.requested_from,
+          status: approval.status,
+          expires_at: approval.expires_at,
+        },
+      },
+    },
+    decision: 'blocked',
+    reason: `requires approval (${reason})`,
+    response: null,
+  };
+}
+
+/** Until its expiry, a rejected approval denies the identical calls, naming itself. */
+export function answerRejected(approval: ApprovalView): Settled {
+  const by = approval.decided_by ? ` by ${approval.decided_by}` : '';
+  return {
+    answer: {
+      kind: 'error',
+      code: 'denied_by_policy',
+      message: `Approval ${approval.id} was rejected${by}.`,
+      extra: { approval: { id: approval.id, status: approval.status } },
+    },
+    decision: 'denied',
+    reason: `approval ${approval.id} rejected`,
+    response: null,
+  };
+}
+
+export function answerTooLarge(upstreamStatus: number, limitBytes: number): Settled {
+  return {
+    answer: {
+      kind: 'error',
+      code: 'payload_too_large',
+      message: `The app's response exceeds the limit of ${String(limitBytes)} bytes.`,
+      extra: { upstream_status: upstreamStatus, limit_bytes: limitBytes },
+    },
+    decision: 'failed',
+    reason: 'upstream response too large',
+    response: { upstream_status: upstreamStatus, error: 'payload_too_large' },
+  };
+}
+
+export const ANSWER_INTERNAL_FAILURE: Settled = {
+  answer: {
+    kind: 'error',
+    code: 'internal_error',
+    message: 'The call failed inside Gatehouse; retry later.',
+    extra: {},
+  },
+  decision: 'failed',
+  reason: 'internal_error',
+  response: null,
+};
+
+/** For callers who came to retry a call that ended without running (its user was deleted). */
+export const ANSWER_ENDED: Settled = {
+  answer: {
+    kind: 'error',
+    code: 'conflict',
+    message: 'The call ended while this request waited for it; send it again.',
+    extra: {},
+  },
+  decision: 'failed',
+  reason: 'call ended before it ran',
+  response: null,
+};

@@ -1,0 +1,23 @@
+/**
+ * How the API talks to a running call workflow. Definitions only, so the API can import them
+ * without the workflow's code.
+ */
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ApprovalView, CallAnswer, CallTicket, DecisionInput } from './call-types.js';
+
+/** One HTTP request for the call; its result is that request's answer. */
+export const callUpdate = defineUpdate<CallAnswer, [CallTicket]>('call');
+/** Approve or reject the held call; answers once the decision is recorded. */
+export const decideUpdate = defineUpdate<ApprovalView, [DecisionInput]>('decide');
+/** The user was deleted: their pending approvals end (DESIGN.md §5). */
+export const cancelSignal = defineSignal<[string]>('cancel');
+
+/** Update failure types the API turns into answers. */
+export const CALL_ENDED = 'CallEnded';
+export const APPROVAL_NOT_PENDING = 'ApprovalNotPending';
+
+export const CALL_WORKFLOW = 'governedCall';
+
+export function callWorkflowId(environmentName: string, fingerprint: string): string {
+  return `call/${environmentName}/${fingerprint}`;
+}

@@ -1,0 +1,148 @@
+/**
+ * What a governed call is (an action run or a proxy request), what each caller of it is told,
+ * and what its approval looks like. Shared by the API, the call workflow and its activities.
+ * No token travels in any of these: the upstream activity reads it from Postgres itself.
+ */
+import type { CallScope } from './catalog/index.js';
+import type { ErrorCode } from './error-codes.js';
+import type { Decision } from './policy.js';
+
+/** How the caller reached us; recorded in audit (SPEC.md §2.5 `via`). */
+export type Via = 'api' | 'mcp';
+
+export interface ActionCall {
+  kind: 'action';
+  /** `<app>.<name>`. */
+  action: string;
+  app: string;
+  scope: CallScope;
+  /** The input as validated by the action's schema. */
+  input: unknown;
+}
+
+export interface ProxyCall {
+  kind: 'proxy';
+  app: string;
+  scope: CallScope;
+  method: string;
+  /** The path below `/v1/proxy/{app}/`, exactly as the caller sent it (still URL-encoded). */
+  path: string;
+  /** The raw query string without `?`, or empty. */
+  query: string;
+  /** Request headers passed on to the app (credentials and hop-by-hop headers removed). */
+  headers: Record<string, string>;
+  bodyBase64: string | null;
+}
+
+export type CallTargetInput = ActionCall | ProxyCall;
+
+/** The start argument of `governedCall`: everything that identifies the call. */
+export interface CallRequest {
+  environmentId: string;
+  environmentName: string;
+  agentId: string;
+  userExternalId: string;
+  via: Via;
+  /** sha256 over the call's identity (DESIGN.md §4); the workflow id is `call/<env>/<fingerprint>`. */
+  fingerprint: string;
+  target: CallTargetInput;
+  /** How long an approved call waits for its caller's retry. */
+  retryWindowSeconds: number;
+}
+
+/** Each HTTP request for the call is one Update carrying this. */
+export interface CallTicket {
+  /** UUIDv7 made by the API for this HTTP request: the Update id and its audit event's id, so a
+   * redelivered Update or a re-run local activity never records the request twice. */
+  requestId: string;
+  traceId: string;
+}
+
+/** The HTTP answer to one caller. */
+export type CallAnswer =
+  | { kind: 'json'; status: number; body: unknown }
+  | { kind: 'passthrough'; status: number; headers: Record<string, string>; bodyBase64: string }
+  | { kind: 'error'; code: ErrorCode; message: string; extra: Record<string, unknown> };
+
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled';
+
+/** SPEC.md §2.6, plus what an approver needs to see what is being asked. */
+export interface ApprovalView {
+  id: string;
+  status: ApprovalStatus;
+  requested_from: string[];
+  action: string;
+  scope: CallScope;
+  agent_id: string;
+  user: string;
+  request: Record<string, unknown>;
+  created_at: string;
+  expires_at: string;
+  decided_by: string | null;
+  decided_at: string | null;
+}
+
+export interface DecisionInput {
+  /** The approval meant; a later run of the same call holds a different one. */
+  approvalId: string;
+  decision: 'approve' | 'reject';
+  decidedBy: string;
+}
+
+/** Audit decision values (DESIGN.md §4). */
+export type AuditDecision = 'allowed' | 'blocked' | 'denied' | 'failed';
+
+/** What the workflow asks an audit write to record for one caller. */
+export interface AuditEntry {
+  /** The request's id (CallTicket.requestId). */
+  id: string;
+  traceId: string;
+  decision: AuditDecision;
+  reason: string;
+  approvalId: string | null;
+  /** null when the call did not run (SPEC.md §2.5). */
+  response: Record<string, unknown> | null;
+}
+
+/** What the workflow learns before deciding: the user's connection and the policy's verdict. */
+export type Preparation =
+  | {
+      ok: true;
+      connectedUserId: string;
+      connectionId: string;
+      decision: Decision;
+      reason: string;
+      policyId: string | null;
+      policyVersion: number | null;
+      approval: { requested_from: string[]; ttl_seconds: number };
+    }
+  | {
+      ok: false;
+      code: 'connection_required' | 'connection_expired';
+      connectedUserId: string | null;
+      connectionId: string | null;
+    };
+
+/** A request to the app, built (by the upstream activity) from the catalog or the proxy call. */
+export interface OutboundRequest {
+  method: string;
+  /** Path and query below the app's API base URL, already encoded. */
+  pathAndQuery: string;
+  headers: Record<string, string>;
+  /** JSON for actions; the caller's bytes, as they came, for the proxy. */
+  body: { kind: 'json'; value: unknown } | { kind: 'raw'; base64: string } | null;
+  /** Actions read the answer as JSON (or text); the proxy passes the bytes on. */
+  read: 'parsed' | 'raw';
+}
+
+export type UpstreamBody = { kind: 'parsed'; value: unknown } | { kind: 'raw'; base64: string };
+
+/** What the upstream activity saw. */
+export type UpstreamOutcome =
+  | { kind: 'response'; status: number; headers: Record<string, string>; body: UpstreamBody }
+  | { kind: 'too_large'; status: number; limitBytes: number }
+  | { kind: 'connection'; status: 'expired' | 'revoked' | 'missing' | 'unavailable' };
+
+/** Failure types the upstream activity throws, for the workflow to map (DESIGN.md §6). */
+export const UPSTREAM_TIMEOUT = 'UpstreamTimeout';
+export const UPSTREAM_UNREACHABLE = 'UpstreamUnreachable';

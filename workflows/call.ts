@@ -1,0 +1,359 @@
+/**
+ * One governed call: an action run or a proxy request (DESIGN.md §4). Its life story:
+ *
+ *   prepare (connection + policy) → deny        → answer denied_by_policy
+ *                                 → allow       → call the app → answer its result
+ *                                 → ask         → open an approval, answer approval_required,
+ *                                                 wait for a decision or the expiry
+ *                                   approved    → the next identical call runs here, once
+ *                                   rejected    → identical calls are denied until the expiry
+ *                                   expired     → the workflow ends; the next call asks anew
+ *
+ * The workflow id is `call/<environment>/<fingerprint>`, so identical calls meet here: each HTTP
+ * request is an Update (`call`) whose result is its answer, and every one is audited.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ParentClosePolicy,
+  TimeoutFailure,
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { AuditContext } from '../activities/calls/call-records.js';
+import {
+  UPSTREAM_TIMEOUT,
+  UPSTREAM_UNREACHABLE,
+  type ApprovalView,
+  type AuditDecision,
+  type CallAnswer,
+  type CallRequest,
+  type CallTicket,
+  type DecisionInput,
+  type Preparation,
+} from './call-types.js';
+import {
+  APPROVAL_NOT_PENDING,
+  CALL_ENDED,
+  callUpdate,
+  cancelSignal,
+  decideUpdate,
+} from './call-messages.js';
+import {
+  ANSWER_ENDED,
+  ANSWER_INTERNAL_FAILURE,
+  answerDenied,
+  answerHeld,
+  answerRejected,
+  answerStopped,
+  answerTooLarge,
+} from './call-answers.js';
+import { searchAttributes } from './search-attributes.js';
+import { settleAction, settleProxy, upstreamFailure, type Settled } from './upstream-answer.js';
+import { approvalDecidedWebhook } from './webhook.js';
+
+const records = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '100 milliseconds', maximumAttempts: 5 },
+});
+
+// The app's timeout (UPSTREAM_TIMEOUT_MS, at most 2 minutes) and a token refresh fit inside.
+// Whether a failed attempt may be retried is the activity's call: reads yes, writes only when
+// the request provably never left (DESIGN.md §6).
+const upstreamOptions = {
+  startToCloseTimeout: '4 minutes',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
+} as const;
+
+/**
+ * Writes go through the server as a regular activity: if the worker dies mid-call it is not run
+ * again behind the caller's back. Reads may repeat harmlessly, so they run as a local activity
+ * in the same workflow task, which saves the activity's and a workflow task's round trips.
+ */
+const upstreamFor = {
+  write: proxyActivities<Activities>(upstreamOptions).callUpstream,
+  read: proxyLocalActivities<Activities>(upstreamOptions).callUpstream,
+};
+
+interface HeldState {
+  approval: ApprovalView | null;
+  decision: 'approved' | 'rejected' | null;
+  /** A decide Update is writing; a second one, or the expiry, must wait for it. */
+  deciding: boolean;
+  /** The user was deleted. */
+  cancelled: boolean;
+}
+
+type Phase = 'evaluating' | 'running' | 'held' | 'approved' | 'rejected' | 'ended';
+
+interface Waiter {
+  ticket: CallTicket;
+  answer?: CallAnswer;
+}
+
+export interface CallSummary {
+  decision: AuditDecision;
+  approvalId: string | null;
+  approvalStatus: ApprovalView['status'] | null;
+}
+
+export async function governedCall(call: CallRequest): Promise<CallSummary> {
+  let phase: Phase = 'evaluating';
+  let waiting: Waiter[] = [];
+  /** What callers get while the call is held or rejected: answered at once, no waiting. */
+  let standing: Settled | null = null;
+  /** When a held or rejected call stops answering for its approval (epoch ms). */
+  let holdEndsAt = Number.POSITIVE_INFINITY;
+  // Changed by the handlers while the main story waits, hence an object TS does not narrow.
+  const held: HeldState = { approval: null, decision: null, deciding: false, cancelled: false };
+  let webhook: Promise<unknown> | null = null;
+  let context: AuditContext = {
+    connectedUserId: null,
+    connectionId: null,
+    policyId: null,
+    policyVersion: null,
+  };
+  let outcome: AuditDecision = 'failed';
+
+  const audit = (tickets: CallTicket[], settled: Settled) =>
+    records.recordAudit(
+      call,
+      context,
+      tickets.map((ticket) => ({
+        id: ticket.requestId,
+        traceId: ticket.traceId,
+        decision: settled.decision,
+        reason: settled.reason,
+        approvalId: held.approval?.id ?? null,
+        response: settled.response,
+      })),
+    );
+
+  /** Answers every caller waiting so far, after their audit rows are written. */
+  async function settle(settled: Settled): Promise<void> {
+    const batch = waiting;
+    waiting = [];
+    outcome = settled.decision;
+    await audit(
+      batch.map((waiter) => waiter.ticket),
+      settled,
+    );
+    for (const waiter of batch) waiter.answer = settled.answer;
+  }
+
+  setHandler(
+    callUpdate,
+    async (ticket) => {
+      if ((phase === 'held' || phase === 'rejected') && standing) {
+        await audit([ticket], standing);
+        return standing.answer;
+      }
+      const waiter: Waiter = { ticket };
+      waiting.push(waiter);
+      await condition(() => waiter.answer !== undefined);
+      return waiter.answer as CallAnswer;
+    },
+    {
+      validator: (_ticket: CallTicket) => {
+        // A call that has ended is over: the caller sends it again and meets a fresh workflow.
+        // So is a hold past its expiry whose timer this workflow has not yet seen fire.
+        const lapsed = (phase === 'held' || phase === 'rejected') && Date.now() >= holdEndsAt;
+        if (phase === 'ended' || lapsed) {
+          throw ApplicationFailure.nonRetryable('this call has ended', CALL_ENDED);
+        }
+      },
+    },
+  );
+
+  setHandler(
+    decideUpdate,
+    async (input) => {
+      held.deciding = true;
+      const pending = held.approval as ApprovalView;
+      const status = input.decision === 'approve' ? 'approved' : 'rejected';
+      const decided = await records.settleApproval(pending.id, status, input.decidedBy);
+      if (!decided) {
+        held.deciding = false;
+        throw ApplicationFailure.nonRetryable(
+          'the approval is no longer pending',
+          APPROVAL_NOT_PENDING,
+        );
+      }
+      held.approval = decided;
+      held.decision = status;
+      webhook = startChild(approvalDecidedWebhook, {
+        workflowId: `webhook/approval.decided/${decided.id}`,
+        args: [
+          {
+            environmentId: call.environmentId,
+            approvalId: decided.id,
+            eventId: `evt_${decided.id}`,
+          },
+        ],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+      return decided;
+    },
+    {
+      validator: (input: DecisionInput) => {
+        if (phase !== 'held' || held.deciding || held.approval?.id !== input.approvalId) {
+          throw ApplicationFailure.nonRetryable(
+            `the approval is ${held.approval?.status ?? 'not open'}`,
+            APPROVAL_NOT_PENDING,
+          );
+        }
+      },
+    },
+  );
+
+  setHandler(cancelSignal, () => {
+    held.cancelled = true;
+  });
+
+  async function execute(preparation: Preparation & { ok: true }): Promise<Settled> {
+    const { target } = call;
+    try {
+      const callUpstream = target.scope === 'read' ? upstreamFor.read : upstreamFor.write;
+      const result = await callUpstream({ connectionId: preparation.connectionId, target });
+      switch (result.kind) {
+        case 'connection':
+          // The token could not be refreshed because the app's token endpoint is down.
+          if (result.status === 'unavailable') return upstreamFailure('upstream_unavailable', 503);
+          return answerStopped({
+            ok: false,
+            code: result.status === 'expired' ? 'connection_expired' : 'connection_required',
+            connectedUserId: preparation.connectedUserId,
+            connectionId: preparation.connectionId,
+          });
+        case 'too_large':
+          return answerTooLarge(result.status, result.limitBytes);
+        case 'response': {
+          return target.kind === 'proxy' ? settleProxy(result) : settleAction(result);
+        }
+      }
+    } catch (error) {
+      // A regular activity's failure comes wrapped in an ActivityFailure; a local one's does not.
+      // Anything else (an activity failing for reasons of ours) is answered as internal_error.
+      const cause = error instanceof ActivityFailure ? error.cause : error;
+      if (cause instanceof ApplicationFailure && cause.type === UPSTREAM_TIMEOUT) {
+        return upstreamFailure('upstream_timeout', 504);
+      }
+      if (cause instanceof ApplicationFailure && cause.type === UPSTREAM_UNREACHABLE) {
+        return upstreamFailure('upstream_unavailable', 503);
+      }
+      if (cause instanceof TimeoutFailure) return upstreamFailure('upstream_timeout', 504);
+      return ANSWER_INTERNAL_FAILURE;
+    }
+  }
+
+  async function end(settled: Settled | null): Promise<CallSummary> {
+    phase = 'ended';
+    if (settled) await settle(settled);
+    // Callers who arrived for a retry that will not run (the user was deleted meanwhile).
+    if (waiting.length > 0) await settle(ANSWER_ENDED);
+    if (webhook) await webhook;
+    await condition(allHandlersFinished);
+    return {
+      decision: outcome,
+      approvalId: held.approval?.id ?? null,
+      approvalStatus: held.approval?.status ?? null,
+    };
+  }
+
+  const preparation = await records.prepareCall(call);
+  context = {
+    connectedUserId: preparation.connectedUserId,
+    connectionId: preparation.connectionId,
+    policyId: preparation.ok ? preparation.policyId : null,
+    policyVersion: preparation.ok ? preparation.policyVersion : null,
+  };
+  if (!preparation.ok) {
+    upsertSearchAttributes([{ key: searchAttributes.decision, value: 'failed' }]);
+    return end(answerStopped(preparation));
+  }
+
+  if (preparation.decision === 'deny') {
+    upsertSearchAttributes([{ key: searchAttributes.decision, value: 'denied' }]);
+    return end(answerDenied(preparation.policyId, preparation.reason));
+  }
+
+  if (preparation.decision === 'allow') {
+    upsertSearchAttributes([{ key: searchAttributes.decision, value: 'allowed' }]);
+    phase = 'running';
+    const settled = await execute(preparation);
+    return end(settled);
+  }
+
+  // ask: hold the call for a person's decision.
+  const opened = await records.openApproval(call, {
+    workflowId: workflowInfo().workflowId,
+    requestedFrom: preparation.approval.requested_from,
+    ttlSeconds: preparation.approval.ttl_seconds,
+    policyId: preparation.policyId ?? 'none',
+    policyVersion: preparation.policyVersion ?? 0,
+  });
+  held.approval = opened;
+  upsertSearchAttributes([
+    { key: searchAttributes.decision, value: 'blocked' },
+    { key: searchAttributes.approvalId, value: opened.id },
+  ]);
+  setCurrentDetails(`Waiting for approval ${opened.id} until ${opened.expires_at}.`);
+  standing = answerHeld(opened, preparation.reason);
+  phase = 'held';
+  holdEndsAt = Date.parse(opened.expires_at);
+  await settle(standing);
+
+  const expiresInMs = Date.parse(opened.expires_at) - Date.now();
+  await condition(() => held.decision !== null || held.cancelled, Math.max(expiresInMs, 1));
+  // A decision that the expiry overtook mid-write still counts: it reached Postgres first.
+  if (held.deciding && held.decision === null) {
+    await condition(() => held.decision !== null || !held.deciding);
+  }
+
+  if (held.decision === null) {
+    const why = held.cancelled ? 'cancelled' : 'expired';
+    held.approval = (await records.settleApproval(opened.id, why, null)) ?? held.approval;
+    upsertSearchAttributes([{ key: searchAttributes.decision, value: why }]);
+    setCurrentDetails(`Approval ${opened.id} ${why}.`);
+    return end(null);
+  }
+
+  if (held.decision === 'rejected') {
+    const rejected = held.approval;
+    phase = 'rejected';
+    upsertSearchAttributes([{ key: searchAttributes.decision, value: 'denied' }]);
+    setCurrentDetails(
+      `Approval ${rejected.id} rejected; identical calls are denied until ${rejected.expires_at}.`,
+    );
+    standing = answerRejected(rejected);
+    await condition(
+      () => held.cancelled,
+      Math.max(Date.parse(rejected.expires_at) - Date.now(), 1),
+    );
+    return end(null);
+  }
+
+  // Approved: the next identical call runs here, exactly once.
+  phase = 'approved';
+  upsertSearchAttributes([{ key: searchAttributes.decision, value: 'approved' }]);
+  setCurrentDetails(`Approval ${opened.id} approved; waiting for the caller to retry.`);
+  const retried = await condition(
+    () => waiting.length > 0 || held.cancelled,
+    call.retryWindowSeconds * 1000,
+  );
+  if (!retried || held.cancelled) return end(null);
+  phase = 'running';
+  upsertSearchAttributes([{ key: searchAttributes.decision, value: 'allowed' }]);
+  const settled = await execute(preparation);
+  await records.consumeApproval(opened.id);
+  setCurrentDetails(`Approval ${opened.id} used.`);
+  return end(settled);
+}

@@ -1,0 +1,157 @@
+/**
+ * DESIGN.md §6: how the app's answer becomes the caller's. Pure, so the workflow can run it and
+ * tests can read it as a table.
+ */
+import type { AuditDecision, CallAnswer, UpstreamBody } from './call-types.js';
+import type { ErrorCode } from './error-codes.js';
+
+export interface Settled {
+  answer: CallAnswer;
+  decision: AuditDecision;
+  reason: string;
+  /** What audit keeps of the answer; null when the call never reached the app. */
+  response: Record<string, unknown> | null;
+}
+
+/** Statuses the service turns into its own envelope; every other status is the app's answer. */
+function upstreamError(status: number): ErrorCode | null {
+  switch (status) {
+    case 429:
+      return 'upstream_rate_limited';
+    case 400:
+      return 'upstream_invalid_request';
+    case 502:
+    case 503:
+      return 'upstream_unavailable';
+    case 504:
+      return 'upstream_timeout';
+    default:
+      return null;
+  }
+}
+
+const MESSAGES: Record<string, string> = {
+  upstream_rate_limited: 'The app rate-limited the call; retry after a pause.',
+  upstream_invalid_request: 'The app rejected the request as malformed.',
+  upstream_unavailable: "The app's API is unavailable; retry later.",
+  upstream_timeout: 'The app did not answer in time.',
+};
+
+/** An upstream_* envelope, for statuses the app returned and for answers that never came. */
+export function upstreamFailure(
+  code: ErrorCode,
+  upstreamStatus: number,
+  extra: Record<string, unknown> = {},
+): Settled {
+  return {
+    answer: {
+      kind: 'error',
+      code,
+      message: MESSAGES[code] ?? 'The app failed the call.',
+      extra: { upstream_status: upstreamStatus, ...extra },
+    },
+    decision: 'failed',
+    reason: code,
+    response: { upstream_status: upstreamStatus, error: code },
+  };
+}
+
+/** Headers that describe one hop, or that fetch has already undone (encoding, length). */
+const DROPPED_RESPONSE_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-encoding',
+  'content-length',
+  // The app's cookies are for its own domain, never for callers of Gatehouse.
+  'set-cookie',
+]);
+
+export function passedHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())),
+  );
+}
+
+function retryAfter(headers: Record<string, string>): Record<string, unknown> {
+  const value = headers['retry-after'];
+  return value === undefined ? {} : { retry_after: value };
+}
+
+export interface AppResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: UpstreamBody;
+}
+
+/** A proxy call: the app's own response, except the four statuses the service names. */
+export function settleProxy(response: AppResponse): Settled {
+  const code = upstreamError(response.status);
+  if (code) return upstreamFailure(code, response.status, retryAfter(response.headers));
+  const bodyBase64 = response.body.kind === 'raw' ? response.body.base64 : '';
+  return {
+    answer: {
+      kind: 'passthrough',
+      status: response.status,
+      headers: passedHeaders(response.headers),
+      bodyBase64,
+    },
+    decision: 'allowed',
+    reason: `app answered ${String(response.status)}`,
+    response: {
+      status: response.status,
+      content_type: response.headers['content-type'] ?? null,
+      // base64 length → byte count, without decoding.
+      bytes: Math.floor((bodyBase64.length * 3) / 4) - (bodyBase64.match(/=+$/)?.[0].length ?? 0),
+    },
+  };
+}
+
+/**
+ * An action: 2xx → `{ok: true, data}` (already shaped by the action, in the activity); any other
+ * app-level failure is the app's answer as data, `{ok: false, data, upstream_status}`, not an
+ * envelope (SPEC.md §7).
+ */
+export function settleAction(response: AppResponse): Settled {
+  const code = upstreamError(response.status);
+  if (code) {
+    const extra = retryAfter(response.headers);
+    const settled = upstreamFailure(code, response.status, extra);
+    if (code === 'upstream_invalid_request' && response.body.kind === 'parsed') {
+      // The app's explanation is what the caller needs to fix the request.
+      return {
+        ...settled,
+        answer: {
+          ...settled.answer,
+          extra: { upstream_status: 400, upstream_body: response.body.value },
+        },
+      } as Settled;
+    }
+    return settled;
+  }
+  const value = response.body.kind === 'parsed' ? response.body.value : null;
+  if (response.status >= 200 && response.status < 300) {
+    const data = value;
+    return {
+      answer: { kind: 'json', status: 200, body: { ok: true, data } },
+      decision: 'allowed',
+      reason: `app answered ${String(response.status)}`,
+      response: { ok: true, upstream_status: response.status, data },
+    };
+  }
+  return {
+    answer: {
+      kind: 'json',
+      status: 200,
+      body: { ok: false, data: value, upstream_status: response.status },
+    },
+    decision: 'allowed',
+    reason: `app answered ${String(response.status)}`,
+    response: { ok: false, upstream_status: response.status, data: value },
+  };
+}
