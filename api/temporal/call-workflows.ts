@@ -10,6 +10,7 @@ import {
   type Client,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordCallAudit } from '../../activities/calls/call-records.js';
 import { approvalView, findPendingApproval, type Approval } from '../../activities/db/approvals.js';
@@ -40,22 +41,43 @@ import { ConflictError } from '../errors.js';
  */
 const RETRYABLE_GRPC: ReadonlySet<number> = new Set([8, 10, 14]);
 
+/**
+ * The server's rejection of an Update that reached a worker inside a workflow task the worker
+ * completed without handling it. Under load the SDK can race a new Update against the task in
+ * flight; the Update was never accepted, so nothing ran and the same Update id may be sent again.
+ */
+const UNPROCESSED_UPDATE = 'UnprocessedUpdate';
+
 function failureType(error: unknown): string | undefined {
   if (!(error instanceof WorkflowUpdateFailedError)) return undefined;
   return error.cause instanceof ApplicationFailure ? (error.cause.type ?? undefined) : undefined;
 }
 
 /**
- * Worth another try at once: the workflow just ended (or closed between its start and the
- * Update), or the server pushed back. Safe to repeat: the Update id is the request's id, so the
- * server and the audit log count a repeated one once.
+ * Worth another try at once: the server dropped the Update unhandled or pushed back. Safe to
+ * repeat because every attempt carries the same Update id, which the server counts once.
  */
 function transient(error: unknown): boolean {
-  if (failureType(error) === CALL_ENDED) return true;
-  if (error instanceof WorkflowNotFoundError) return true;
+  if (failureType(error) === UNPROCESSED_UPDATE) return true;
   if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   const grpc = error instanceof ServiceError ? error.cause : error;
   return isGrpcServiceError(grpc) && RETRYABLE_GRPC.has(grpc.code);
+}
+
+/** Repeats `operation` while it fails transiently, for at most ten seconds, with jittered backoff. */
+async function retryTransient<T>(
+  operation: () => Promise<T>,
+  retryable: (error: unknown) => boolean,
+): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (!retryable(error) || Date.now() > deadline) throw error;
+      await sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
+    }
+  }
 }
 
 /**
@@ -104,34 +126,34 @@ export class CallWorkflows {
   private async update(call: CallRequest, ticket: CallTicket): Promise<CallAnswer> {
     const { target } = call;
     const action = target.kind === 'action' ? target.action : `${target.app}.proxy`;
-    const deadline = Date.now() + 10_000;
-    for (let attempt = 0; ; attempt++) {
-      const start = new WithStartWorkflowOperation(CALL_WORKFLOW, {
-        taskQueue: this.taskQueue,
-        workflowId: callWorkflowId(call.environmentName, call.fingerprint),
-        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-        args: [call],
-        // DESIGN.md §8: what an operator filters and reads in the UI. Never the call's input.
-        typedSearchAttributes: [
-          { key: searchAttributes.environment, value: call.environmentName },
-          { key: searchAttributes.agent, value: call.agentId },
-          { key: searchAttributes.user, value: call.userExternalId },
-          { key: searchAttributes.action, value: action },
-        ],
-        staticSummary: `${action} for user ${call.userExternalId}, agent ${call.agentId}`,
-      });
-      try {
-        return await this.client.workflow.executeUpdateWithStart(callUpdate, {
+    return retryTransient(
+      () =>
+        this.client.workflow.executeUpdateWithStart(callUpdate, {
           args: [ticket],
           updateId: ticket.requestId,
-          startWorkflowOperation: start,
-        });
-      } catch (error) {
-        if (!transient(error) || Date.now() > deadline) throw error;
-        await sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
-      }
-    }
+          startWorkflowOperation: new WithStartWorkflowOperation(CALL_WORKFLOW, {
+            taskQueue: this.taskQueue,
+            workflowId: callWorkflowId(call.environmentName, call.fingerprint),
+            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+            workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+            args: [call],
+            // DESIGN.md §8: what an operator filters and reads in the UI. Never the call's input.
+            typedSearchAttributes: [
+              { key: searchAttributes.environment, value: call.environmentName },
+              { key: searchAttributes.agent, value: call.agentId },
+              { key: searchAttributes.user, value: call.userExternalId },
+              { key: searchAttributes.action, value: action },
+            ],
+            staticSummary: `${action} for user ${call.userExternalId}, agent ${call.agentId}`,
+          }),
+        }),
+      // A call workflow that just ended (or closed between its start and the Update) is
+      // replaced by the next attempt's start; the audit log counts the request id once.
+      (error) =>
+        failureType(error) === CALL_ENDED ||
+        error instanceof WorkflowNotFoundError ||
+        transient(error),
+    );
   }
 
   /** Approve or reject through the workflow that holds the call; 409 once it is not pending. */
@@ -139,10 +161,18 @@ export class CallWorkflows {
     approval: Approval,
     input: Omit<DecisionInput, 'approvalId'>,
   ): Promise<ApprovalView> {
+    // One Update id for every attempt, so a retried decision the server did accept counts once.
+    const updateId = randomUUID();
+    const handle = this.client.workflow.getHandle(approval.workflowId);
     try {
-      return await this.client.workflow
-        .getHandle(approval.workflowId)
-        .executeUpdate(decideUpdate, { args: [{ ...input, approvalId: approval.id }] });
+      return await retryTransient(
+        () =>
+          handle.executeUpdate(decideUpdate, {
+            args: [{ ...input, approvalId: approval.id }],
+            updateId,
+          }),
+        transient,
+      );
     } catch (error) {
       if (failureType(error) === APPROVAL_NOT_PENDING || error instanceof WorkflowNotFoundError) {
         throw new ConflictError(`Approval ${approval.id} is no longer pending.`, {
