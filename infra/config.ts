@@ -70,7 +70,7 @@ const schema = z.object({
     .default(1024 * 1024),
 
   /** How long a call waits for the app's answer before `upstream_timeout`. */
-  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
   /** How long the caller of an approved call has to retry it (DESIGN.md §4: one hour). */
   APPROVED_RETRY_WINDOW_SECONDS: z.coerce
     .number()

@@ -35,6 +35,21 @@ describe('DESIGN.md §6: the app answer → the caller answer', () => {
     expect(settled.decision).toBe('allowed');
   });
 
+  it('a 2xx whose body reports a failure is {ok: false, data, upstream_status}', () => {
+    const body = { ok: false, error: 'channel_not_found' };
+    const settled = settleAction({
+      status: 200,
+      headers: {},
+      body: json(body),
+      reportsFailure: true,
+    });
+    expect(settled.answer).toEqual({
+      kind: 'json',
+      status: 200,
+      body: { ok: false, data: body, upstream_status: 200 },
+    });
+  });
+
   it.each([401, 403, 404, 409, 422, 500])(
     "an action answered %i is the app's failure as data, not an envelope",
     (status) => {

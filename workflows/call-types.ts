@@ -139,7 +139,14 @@ export type UpstreamBody = { kind: 'parsed'; value: unknown } | { kind: 'raw'; b
 
 /** What the upstream activity saw. */
 export type UpstreamOutcome =
-  | { kind: 'response'; status: number; headers: Record<string, string>; body: UpstreamBody }
+  | {
+      kind: 'response';
+      status: number;
+      headers: Record<string, string>;
+      body: UpstreamBody;
+      /** A 2xx whose body says the action failed (the app's `reportsFailure`). */
+      reportsFailure?: boolean;
+    }
   | { kind: 'too_large'; status: number; limitBytes: number }
   | { kind: 'connection'; status: 'expired' | 'revoked' | 'missing' | 'unavailable' };
 

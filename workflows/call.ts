@@ -65,22 +65,24 @@ const records = proxyLocalActivities<Activities>({
   retry: { initialInterval: '100 milliseconds', maximumAttempts: 5 },
 });
 
-// The app's timeout (UPSTREAM_TIMEOUT_MS, at most 2 minutes) and a token refresh fit inside.
-// Whether a failed attempt may be retried is the activity's call: reads yes, writes only when
-// the request provably never left (DESIGN.md §6).
-const upstreamOptions = {
-  startToCloseTimeout: '4 minutes',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
-} as const;
+// The app's timeout (UPSTREAM_TIMEOUT_MS, at most 2 minutes), twice over for the retry after a
+// 401, and a token refresh fit inside.
+const startToCloseTimeout = '5 minutes';
 
 /**
- * Writes go through the server as a regular activity: if the worker dies mid-call it is not run
- * again behind the caller's back. Reads may repeat harmlessly, so they run as a local activity
- * in the same workflow task, which saves the activity's and a workflow task's round trips.
+ * Reads may repeat harmlessly: a local activity in the same workflow task (which saves the
+ * activity's and a workflow task's round trips), retried by Temporal. Writes go through the
+ * server as a regular activity with a single attempt: a worker that dies mid-request, or a
+ * timeout, never sends the write again behind the caller's back. The activity itself tries a
+ * write again only while its request provably never left (DESIGN.md §6).
  */
 const upstreamFor = {
-  write: proxyActivities<Activities>(upstreamOptions).callUpstream,
-  read: proxyLocalActivities<Activities>(upstreamOptions).callUpstream,
+  write: proxyActivities<Activities>({ startToCloseTimeout, retry: { maximumAttempts: 1 } })
+    .callUpstream,
+  read: proxyLocalActivities<Activities>({
+    startToCloseTimeout,
+    retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
+  }).callUpstream,
 };
 
 interface HeldState {
@@ -179,9 +181,14 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
       held.deciding = true;
       const pending = held.approval as ApprovalView;
       const status = input.decision === 'approve' ? 'approved' : 'rejected';
-      const decided = await records.settleApproval(pending.id, status, input.decidedBy);
-      if (!decided) {
+      let decided: ApprovalView | null;
+      try {
+        decided = await records.settleApproval(pending.id, status, input.decidedBy);
+      } finally {
+        // A failed write leaves the approval pending: the expiry and a later decision go on.
         held.deciding = false;
+      }
+      if (!decided) {
         throw ApplicationFailure.nonRetryable(
           'the approval is no longer pending',
           APPROVAL_NOT_PENDING,
@@ -256,7 +263,13 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
 
   async function end(settled: Settled | null): Promise<CallSummary> {
     phase = 'ended';
-    if (settled) await settle(settled);
+    if (settled) {
+      await settle(settled);
+      // The operator's filter agrees with the audit log: an allowed call the app failed is failed.
+      if (settled.decision === 'failed') {
+        upsertSearchAttributes([{ key: searchAttributes.decision, value: 'failed' }]);
+      }
+    }
     // Callers who arrived for a retry that will not run (the user was deleted meanwhile).
     if (waiting.length > 0) await settle(ANSWER_ENDED);
     if (webhook) await webhook;

@@ -87,6 +87,7 @@ export interface AppResponse {
   status: number;
   headers: Record<string, string>;
   body: UpstreamBody;
+  reportsFailure?: boolean;
 }
 
 /** A proxy call: the app's own response, except the four statuses the service names. */
@@ -135,7 +136,7 @@ export function settleAction(response: AppResponse): Settled {
     return settled;
   }
   const value = response.body.kind === 'parsed' ? response.body.value : null;
-  if (response.status >= 200 && response.status < 300) {
+  if (response.status >= 200 && response.status < 300 && !response.reportsFailure) {
     const data = value;
     return {
       answer: { kind: 'json', status: 200, body: { ok: true, data } },

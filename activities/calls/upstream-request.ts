@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import {
@@ -27,6 +28,9 @@ export interface UpstreamDeps {
   config: Config;
   temporal: Client;
 }
+
+/** How often a write is tried while its request provably never left. */
+const WRITE_ATTEMPTS = 3;
 
 /** Errors that prove the request never left this machine, so a retry cannot repeat a write. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -56,7 +60,8 @@ function upstreamFailure(error: unknown, scope: CallScope, timeoutMs: number): A
     return ApplicationFailure.create({
       type: UPSTREAM_UNREACHABLE,
       message: `the app could not be reached (${code ?? 'network error'})`,
-      nonRetryable: scope !== 'read' && !(code && NOT_SENT.has(code)),
+      // Writes retry inside their single attempt, and only while nothing left.
+      nonRetryable: scope !== 'read',
     });
   }
   return ApplicationFailure.nonRetryable(
@@ -130,10 +135,13 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
     const { body, type } = requestBody(request);
     const scope = target.scope;
 
+    /** Whether the request may have reached the app on the current attempt. */
+    const attempt = { mayHaveSent: false };
     const send = async (accessToken: string): Promise<Response> => {
       const headers = new Headers({ ...app.apiHeaders, ...request.headers });
       if (type && !headers.has('content-type')) headers.set('content-type', type);
       headers.set('authorization', `Bearer ${accessToken}`);
+      attempt.mayHaveSent = true;
       try {
         return await fetch(url, {
           method: request.method,
@@ -143,19 +151,40 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
           signal: AbortSignal.timeout(config.upstream.timeoutMs),
         });
       } catch (error) {
-        throw upstreamFailure(error, scope, config.upstream.timeoutMs);
+        const failure = upstreamFailure(error, scope, config.upstream.timeoutMs);
+        if (failure.type === UPSTREAM_UNREACHABLE && NOT_SENT.has(causeCode(error) ?? '')) {
+          attempt.mayHaveSent = false;
+        }
+        throw failure;
       }
     };
 
-    let token = await validAccessToken(deps, call.connectionId);
-    if (!token.ok) return { kind: 'connection', status: token.status };
-    let response = await send(token.accessToken);
-    if (response.status === 401) {
-      await response.body?.cancel().catch(() => undefined);
+    const exchange = async (): Promise<Response | UpstreamOutcome> => {
+      let token = await validAccessToken(deps, call.connectionId);
+      if (!token.ok) return { kind: 'connection', status: token.status };
+      const first = await send(token.accessToken);
+      if (first.status !== 401) return first;
+      await first.body?.cancel().catch(() => undefined);
       token = await validAccessToken(deps, call.connectionId, { force: true });
       if (!token.ok) return { kind: 'connection', status: token.status };
-      response = await send(token.accessToken);
+      return send(token.accessToken);
+    };
+
+    // Reads are retried by Temporal. A write runs one activity attempt only, so a worker that
+    // dies mid-request never sends it again; within the attempt it is tried anew only while no
+    // request can have left (DESIGN.md §6).
+    let exchanged: Response | UpstreamOutcome;
+    for (let tries = 1; ; tries++) {
+      try {
+        exchanged = await exchange();
+        break;
+      } catch (error) {
+        if (scope === 'read' || attempt.mayHaveSent || tries >= WRITE_ATTEMPTS) throw error;
+        await sleep(200 * 2 ** (tries - 1));
+      }
     }
+    if (!(exchanged instanceof Response)) return exchanged;
+    const response = exchanged;
 
     const headers = Object.fromEntries(response.headers);
     let bytes: Buffer;
@@ -180,11 +209,22 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
         body: { kind: 'raw', base64: bytes.toString('base64') },
       };
     }
+    const parsed = parsedBody(bytes);
+    const ok = response.status >= 200 && response.status < 300;
+    if (ok && parsed.kind === 'parsed' && app.reportsFailure?.(parsed.value)) {
+      return {
+        kind: 'response',
+        status: response.status,
+        headers,
+        body: parsed,
+        reportsFailure: true,
+      };
+    }
     return {
       kind: 'response',
       status: response.status,
       headers,
-      body: actionResult(target, response.status, headers, parsedBody(bytes)),
+      body: actionResult(target, response.status, headers, parsed),
     };
   };
 }

@@ -4,6 +4,12 @@ import { open, seal, type Keyring } from '../../infra/encryption.js';
 /** How long a first response is kept for replay (DESIGN.md §7). */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 
+/**
+ * A claim still in flight after this long belongs to a process that died mid-request (no
+ * management request runs for minutes): the key is claimed afresh rather than stuck for a day.
+ */
+export const ABANDONED_AFTER_SECONDS = 5 * 60;
+
 export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
@@ -29,7 +35,8 @@ interface Row {
 
 /**
  * Claims the key for this request, or says why not: its first response to replay, still in
- * flight, or taken by a different request. A key past its retention is claimed afresh.
+ * flight, or taken by a different request. A key past its retention, or abandoned in flight, is
+ * claimed afresh.
  */
 export async function claimIdempotencyKey(
   sql: Db,
@@ -47,6 +54,8 @@ export async function claimIdempotencyKey(
           response_headers = null, response_body = null, created_at = now(),
           expires_at = excluded.expires_at
       where idempotency_keys.expires_at <= now()
+         or (idempotency_keys.state = 'in_flight'
+             and idempotency_keys.created_at <= now() - make_interval(secs => ${ABANDONED_AFTER_SECONDS}))
     returning key`;
   if (claimed) return { kind: 'claimed' };
   const [row]: [Row?] = await sql`

@@ -41,9 +41,11 @@ export function idempotency(sql: Sql, keyring: Keyring): RequestHandler {
       return;
     }
     const key = parse(idempotencyHeader, { 'Idempotency-Key': raw }, 'header')['Idempotency-Key'];
-    const { environmentId } = callerOf(res);
+    const { environmentId, keyId } = callerOf(res);
+    // The caller's key is part of the request: another key (perhaps one without the route's
+    // scope) sending the same key and body is refused, never given the first caller's answer.
     const requestHash = createHash('sha256')
-      .update(JSON.stringify([req.method, req.originalUrl, canonicalJson(req.body ?? null)]))
+      .update(JSON.stringify([keyId, req.method, req.originalUrl, canonicalJson(req.body ?? null)]))
       .digest('hex');
 
     const claim = await claimIdempotencyKey(sql, keyring, environmentId, key, requestHash);

@@ -17,6 +17,27 @@ function issuesOf(error: z.ZodError, location: Location): Issue[] {
   });
 }
 
+/**
+ * Where `value` holds a NUL character, in a string or a property name. Postgres text and jsonb
+ * cannot store one, so it is refused as the client's mistake before anything is written.
+ */
+function nulPath(value: unknown, path: string[] = []): string[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    if (key.includes('\u0000')) return path;
+    const found = nulPath(item, [...path, key]);
+    if (found) return found;
+  }
+  return null;
+}
+
+function invalid(location: Location, issues: Issue[]): InvalidRequestError {
+  const first = issues[0];
+  const summary = first ? `${first.path}: ${first.message}` : 'invalid input';
+  return new InvalidRequestError(`Invalid request ${location} (${summary}).`, issues);
+}
+
 /** Parses one part of a request, turning every zod issue into a named, readable one. */
 export function parse<S extends z.ZodType>(
   schema: S,
@@ -24,11 +45,14 @@ export function parse<S extends z.ZodType>(
   location: Location,
 ): z.infer<S> {
   const result = schema.safeParse(value ?? (location === 'body' ? undefined : {}));
-  if (result.success) return result.data;
-  const issues = issuesOf(result.error, location);
-  const first = issues[0];
-  const summary = first ? `${first.path}: ${first.message}` : 'invalid input';
-  throw new InvalidRequestError(`Invalid request ${location} (${summary}).`, issues);
+  if (!result.success) throw invalid(location, issuesOf(result.error, location));
+  const nul = nulPath(result.data);
+  if (nul) {
+    throw invalid(location, [
+      { path: nul.join('.') || location, message: 'must not contain the NUL character' },
+    ]);
+  }
+  return result.data;
 }
 
 const emptyBody = z.strictObject({});

@@ -234,6 +234,14 @@ describe('POST /v1/auth-configs (create_auth_config)', () => {
     ['clientSecret not a string', { clientSecret: 1234 }, 'clientSecret'],
     ['an unknown property', { enabled: false }, 'enabled'],
     ['a snake_case spelling', { client_id: 'x' }, 'client_id'],
+    // Postgres text cannot hold NUL: refused as the caller's mistake, never a 500.
+    ['a NUL in name', { name: 'a\u0000b' }, 'name'],
+    ['a NUL in clientId', { clientId: 'c\u0000' }, 'clientId'],
+    [
+      'a NUL in the last four of clientSecret',
+      { clientSecret: `${'s'.repeat(12)}\u0000` },
+      'clientSecret',
+    ],
   ])('refuses %s', async (_what, overrides, path) => {
     const answer = await create(admin, valid(overrides));
     expectInvalid(answer, path);
@@ -295,6 +303,23 @@ describe('GET /v1/auth-configs (list_auth_configs)', () => {
     expect(typeof one.body.nextCursor).toBe('string');
     const hundred = await call<AuthConfigOut[]>(lister, 'GET', '/v1/auth-configs?limit=100');
     expect(hundred.body).toEqual({ data: newestFirst, nextCursor: null });
+  });
+
+  it('gives 50 by default, and the rest behind nextCursor', async () => {
+    const many = await createTestKey(db.sql, { env: 'many', access: 'full', audience: 'business' });
+    for (let i = 1; i <= 51; i++) {
+      expect((await create(many, valid({ name: `many ${String(i)}` }))).status).toBe(200);
+    }
+    const first = await call<AuthConfigOut[]>(many, 'GET', '/v1/auth-configs');
+    expect(first.body.data).toHaveLength(50);
+    expect(typeof first.body.nextCursor).toBe('string');
+    const rest = await call<AuthConfigOut[]>(
+      many,
+      'GET',
+      `/v1/auth-configs?cursor=${encodeURIComponent(String(first.body.nextCursor))}`,
+    );
+    expect(rest.body.data.map((c) => c.name)).toEqual(['many 1']);
+    expect(rest.body.nextCursor).toBeNull();
   });
 
   it('shows only the caller environment', async () => {

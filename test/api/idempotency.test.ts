@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { claimIdempotencyKey } from '../../activities/db/idempotency-keys.js';
+import {
+  ABANDONED_AFTER_SECONDS,
+  claimIdempotencyKey,
+} from '../../activities/db/idempotency-keys.js';
 import { canonicalJson } from '../../api/calls/fingerprint.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+import { createTestKey } from '../support/keys.js';
 
 let stack: ConnectStack;
 let second: TestApi;
@@ -12,11 +16,12 @@ async function createLink(
   api: { url: string },
   body: Record<string, unknown>,
   key: string | undefined,
+  apiKey: string = stack.key.key,
 ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const response = await fetch(`${api.url}/v1/connect/links`, {
     method: 'POST',
     headers: {
-      authorization: `Bearer ${stack.key.key}`,
+      authorization: `Bearer ${apiKey}`,
       'content-type': 'application/json',
       ...(key === undefined ? {} : { 'idempotency-key': key }),
     },
@@ -85,7 +90,7 @@ describe('Idempotency-Key on POST', () => {
   it('answers 409 conflict while the first request is in flight', async () => {
     // The first request with this key has been claimed but has not finished.
     const hash = createHash('sha256')
-      .update(JSON.stringify(['POST', '/v1/connect/links', canonicalJson(link)]))
+      .update(JSON.stringify([stack.key.id, 'POST', '/v1/connect/links', canonicalJson(link)]))
       .digest('hex');
     await claimIdempotencyKey(
       stack.db.sql,
@@ -97,6 +102,38 @@ describe('Idempotency-Key on POST', () => {
     const busy = await createLink(stack.api, link, 'key-3');
     expect(busy.status).toBe(409);
     expect(busy.body.error).toMatchObject({ code: 'conflict' });
+  });
+
+  it("never replays one API key's answer to another, even with the same key and body", async () => {
+    const first = await createLink(stack.api, link, 'key-shared');
+    expect(first.status).toBe(201);
+    const readOnly = await createTestKey(stack.db.sql, { env: 'test', access: 'read_only' });
+    const other = await createLink(stack.api, link, 'key-shared', readOnly.key);
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatchObject({ code: 'idempotency_key_reused' });
+    expect(JSON.stringify(other.body)).not.toContain(String(first.body.url));
+  });
+
+  it('claims afresh a key left in flight by a request that never finished', async () => {
+    const hash = createHash('sha256')
+      .update(JSON.stringify([stack.key.id, 'POST', '/v1/connect/links', canonicalJson(link)]))
+      .digest('hex');
+    await claimIdempotencyKey(
+      stack.db.sql,
+      stack.config.encryption,
+      stack.environmentId,
+      'key-abandoned',
+      hash,
+    );
+    expect((await createLink(stack.api, link, 'key-abandoned')).status).toBe(409);
+    await stack.db.sql`
+      update idempotency_keys set created_at = now() - make_interval(secs => ${ABANDONED_AFTER_SECONDS + 1})
+      where key = 'key-abandoned'`;
+    const retried = await createLink(stack.api, link, 'key-abandoned');
+    expect(retried.status).toBe(201);
+    const replayed = await createLink(stack.api, link, 'key-abandoned');
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body.id).toBe(retried.body.id);
   });
 
   it('forgets a key after 24 hours', async () => {
@@ -166,7 +203,7 @@ describe('Idempotency-Key on POST', () => {
     expect(replayed.body.data?.id).toBe(created.body.data?.id);
   });
 
-  it('accepts a key of 200 characters', async () => {
-    expect((await createLink(stack.api, link, 'k'.repeat(200))).status).toBe(201);
+  it.each([1, 200])('accepts a key of %i characters', async (length) => {
+    expect((await createLink(stack.api, link, 'k'.repeat(length))).status).toBe(201);
   });
 });

@@ -88,7 +88,10 @@ describe('an allowed read', () => {
 });
 
 describe('stopped before the app', () => {
-  it('validates the input against the action schema, naming the field', async () => {
+  it('validates the input against the action schema, naming the field, before anything runs', async () => {
+    const requests = stack.acme.demo.stats().apiRequests;
+    const [audited] = await stack.db.sql<{ n: number }[]>`
+      select count(*)::int as n from audit_events`;
     const answer = await stack.run('acme.create_task', {
       user: 'u_alice',
       input: { title: '', colour: 'red' },
@@ -100,6 +103,22 @@ describe('stopped before the app', () => {
       'input.colour',
       'input.title',
     ]);
+    expect(stack.acme.demo.stats().apiRequests).toBe(requests);
+    const [after] = await stack.db.sql<{ n: number }[]>`
+      select count(*)::int as n from audit_events`;
+    expect(after?.n).toBe(audited?.n);
+  });
+
+  it('refuses a NUL character in the input, naming the field', async () => {
+    const answer = await stack.run('acme.list_tasks', {
+      user: 'u_alice',
+      input: { status: 'open\u0000' },
+    });
+    expect(answer.status).toBe(400);
+    expect(errorOf(answer)).toMatchObject({
+      code: 'invalid_request',
+      issues: [{ path: 'input.status', message: expect.any(String) }],
+    });
   });
 
   it.each([
@@ -174,6 +193,22 @@ describe("the app's own failures", () => {
     expect(answer.status).toBe(status);
     expect(errorOf(answer)).toMatchObject({ code, retryable, upstream_status: status });
     if (mode === 'rate_limit') expect(answer.headers.get('retry-after')).toBe('7');
+  });
+
+  it('labels the call workflow of a failed call failed, as its audit event says', async () => {
+    stack.acme.demo.faults.set({ mode: 'unavailable' });
+    const answer = await stack.run('acme.list_tasks', {
+      user: 'u_alice',
+      input: { status: 'done' },
+    });
+    expect(answer.status).toBe(503);
+    const query = `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseDecision = 'failed'`;
+    let found = 0;
+    for (let tries = 0; found === 0 && tries < 20; tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 250));
+      found = (await stack.api.temporal.workflow.count(query)).count;
+    }
+    expect(found).toBeGreaterThan(0);
   });
 
   it('a slow app → 504 upstream_timeout; reads are retried, writes are not', async () => {

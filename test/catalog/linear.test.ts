@@ -125,3 +125,12 @@ describe('linear actions', () => {
     expect(gradeScopes(app, ['issues:create'])).toEqual(['write']);
   });
 });
+
+describe('linear failures inside a 200', () => {
+  const linear = findApp('linear');
+  it('are recognised by their GraphQL errors', () => {
+    expect(linear?.reportsFailure?.({ errors: [{ message: 'Entity not found' }] })).toBe(true);
+    expect(linear?.reportsFailure?.({ data: { issue: { id: 'i' } } })).toBe(false);
+    expect(linear?.reportsFailure?.({ data: null, errors: [] })).toBe(false);
+  });
+});

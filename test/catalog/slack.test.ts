@@ -123,3 +123,12 @@ describe('slack actions', () => {
     expect(gradeScopes(app, ['chat:write'])).toEqual(['write']);
   });
 });
+
+describe('slack failures inside a 200', () => {
+  const slack = findApp('slack');
+  it('are recognised by their ok: false', () => {
+    expect(slack?.reportsFailure?.({ ok: false, error: 'channel_not_found' })).toBe(true);
+    expect(slack?.reportsFailure?.({ ok: true, channel: 'C0123' })).toBe(false);
+    expect(slack?.reportsFailure?.('not json')).toBe(false);
+  });
+});

@@ -78,4 +78,9 @@ export interface AppDefinition {
   /** Headers every API request to the app needs (API version pins, media types). */
   apiHeaders?: Record<string, string>;
   oauth: OAuthSettings;
+  /**
+   * Whether a 2xx answer to an action reports a failure in its body, for apps that do so (Slack's
+   * `ok: false`, GraphQL `errors`): the caller then gets `{ok: false, data}` (DESIGN.md §6).
+   */
+  reportsFailure?(body: unknown): boolean;
 }

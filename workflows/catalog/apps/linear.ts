@@ -27,4 +27,10 @@ export const linear: AppDefinition = {
     pkce: true,
     defaultAccessTokenTtlSeconds: 86_400,
   },
+  // GraphQL answers 200 with `errors` when an operation fails, wholly or in part.
+  reportsFailure: (body) =>
+    typeof body === 'object' &&
+    body !== null &&
+    Array.isArray((body as { errors?: unknown }).errors) &&
+    (body as { errors: unknown[] }).errors.length > 0,
 };

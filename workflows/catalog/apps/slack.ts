@@ -31,4 +31,7 @@ export const slack: AppDefinition = {
     // Without token rotation Slack tokens do not expire; with it, responses carry `expires_in`.
     defaultAccessTokenTtlSeconds: null,
   },
+  // Web API methods answer 200 with `{ok: false, error}` when they fail.
+  reportsFailure: (body) =>
+    typeof body === 'object' && body !== null && (body as { ok?: unknown }).ok === false,
 };
