@@ -43,7 +43,10 @@ const listItem = z
   .meta({ id: 'AuditListItem' });
 const fullEvent = listItem
   .extend({
-    approval: z.object({ id: z.string(), status: z.string() }).nullable(),
+    approval: z
+      .object({ id: z.string(), status: z.string() })
+      .optional()
+      .meta({ description: 'Present when an approval was raised' }),
     request: z.record(z.string(), z.unknown()),
     response: z.record(z.string(), z.unknown()).nullable(),
     policy: z.object({ id: z.string(), version: z.int() }).nullable(),
@@ -111,9 +114,10 @@ export function auditRoutes(deps: ApiDeps): Router {
       : null;
     res.json({
       ...presentItem(event),
-      approval: event.approvalId
-        ? { id: event.approvalId, status: approval?.status ?? 'unknown' }
-        : null,
+      // SPEC.md §2.5: present when an approval was raised, absent otherwise.
+      ...(event.approvalId
+        ? { approval: { id: event.approvalId, status: approval?.status ?? 'unknown' } }
+        : {}),
       request: event.request,
       response: event.response,
       policy:

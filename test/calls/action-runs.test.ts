@@ -79,11 +79,14 @@ describe('an allowed read', () => {
       },
       null,
     );
-    const before = stack.acme.demo.stats().tokenRequests.refresh_token;
+    const before = stack.acme.demo.stats();
     const answer = await stack.run('acme.list_tasks', { user: 'u_bob_401' });
     expect(answer.status).toBe(200);
     expect(answer.body.ok).toBe(true);
-    expect(stack.acme.demo.stats().tokenRequests.refresh_token).toBe(before + 1);
+    const after = stack.acme.demo.stats();
+    expect(after.tokenRequests.refresh_token).toBe(before.tokenRequests.refresh_token + 1);
+    // The refused request and its one retry.
+    expect(after.apiRequests - before.apiRequests).toBe(2);
   });
 });
 

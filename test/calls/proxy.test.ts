@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { markConnectionExpired, saveRefreshedTokens } from '../../activities/db/connections.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
@@ -449,6 +450,18 @@ describe('stopped before the app', () => {
     ]);
   });
 
+  it('answers connection_expired with a reconnect URL, without reaching the app', async () => {
+    const user = await connect('u_proxy_expired');
+    await markConnectionExpired(stack.db.sql, user.connection.id);
+    const before = apiRequests();
+    const answer = await proxy('u_proxy_expired', 'GET', 'tasks');
+    expect(answer.status).toBe(409);
+    const error = errorOf(answer) as { code: string; reconnect_url?: string };
+    expect(error.code).toBe('connection_expired');
+    expect(error.reconnect_url).toMatch(new RegExp(`^${stack.config.api.publicUrl}/connect/`));
+    expect(apiRequests()).toBe(before);
+  });
+
   it('refuses a body above BODY_LIMIT_BYTES with 413 payload_too_large', async () => {
     await connect('u_proxy_big');
     await stack.setDefaults(ALLOW_ALL);
@@ -516,6 +529,29 @@ describe("the app's own failures", () => {
       error: 'upstream_rate_limited',
       upstream_status: 429,
     });
+  });
+});
+
+describe('a token the app no longer knows', () => {
+  it('is refreshed once and the request sent once more', async () => {
+    const user = await connect('u_proxy_401');
+    await saveRefreshedTokens(
+      stack.db.sql,
+      stack.config.encryption,
+      user.connection.id,
+      {
+        accessToken: 'forgotten-by-the-app',
+        refreshToken: user.refreshToken,
+        expiresAt: new Date(Date.now() + 3600_000),
+      },
+      null,
+    );
+    const before = stack.acme.demo.stats();
+    const answer = await proxy('u_proxy_401', 'GET', 'tasks');
+    expect(answer.status).toBe(200);
+    const after = stack.acme.demo.stats();
+    expect(after.tokenRequests.refresh_token).toBe(before.tokenRequests.refresh_token + 1);
+    expect(after.apiRequests - before.apiRequests).toBe(2);
   });
 });
 
