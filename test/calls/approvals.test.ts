@@ -232,6 +232,229 @@ describe('deciding', () => {
   });
 });
 
+/** A request sent with the `X-API-Key` scheme (apiKey) instead of `Authorization: Bearer`. */
+async function withApiKeyHeader(
+  key: TestKey,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Answer> {
+  const response = await fetch(`${stack.api.url}${path}`, {
+    method,
+    headers: {
+      'x-api-key': key.key,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as Record<string, unknown>,
+  };
+}
+
+const issuePaths = (answer: Answer) =>
+  ((answer.body.error as { issues?: { path: string }[] } | undefined)?.issues ?? []).map(
+    (issue) => issue.path,
+  );
+
+describe('the management operations (get_approval, decide_approval)', () => {
+  let cannotRead: TestKey;
+  let cannotDecide: TestKey;
+
+  beforeAll(async () => {
+    for (const user of ['u_hal', 'u_ivy', 'u_jon', 'u_kit', 'u_lou']) await stack.connect(user);
+    cannotRead = await createTestKey(stack.db.sql, {
+      env: 'test',
+      access: 'standard',
+      audience: 'business',
+      agentId: 'dashboard-decide-only',
+      scopes: ['approvals:decide'],
+    });
+    cannotDecide = await createTestKey(stack.db.sql, {
+      env: 'test',
+      access: 'standard',
+      audience: 'business',
+      agentId: 'dashboard-read-only',
+      scopes: ['approvals:read'],
+    });
+  });
+
+  it('need approvals:read and approvals:decide, with either key scheme', async () => {
+    const held = approvalOf(
+      await stack.run('acme.create_task', { user: 'u_hal', input: { title: 'scheme check' } }),
+    );
+    const path = `/v1/approvals/${held.id}`;
+    for (const send of [
+      (key: TestKey, method: string, url: string, body?: unknown) =>
+        stack.request(key, method, url, body === undefined ? {} : { body }),
+      withApiKeyHeader,
+    ]) {
+      const unreadable = await send(cannotRead, 'GET', path);
+      expect(unreadable.status).toBe(403);
+      expect(codeOf(unreadable)).toBe('insufficient_access');
+      const undecidable = await send(cannotDecide, 'POST', `${path}/decision`, {
+        decision: 'approve',
+      });
+      expect(undecidable.status).toBe(403);
+      expect(codeOf(undecidable)).toBe('insufficient_access');
+
+      const view = await send(business, 'GET', path);
+      expect(view.status).toBe(200);
+      expect(view.body.data).toMatchObject({ id: held.id, status: 'pending' });
+      const readable = await send(cannotDecide, 'GET', path);
+      expect(readable.status).toBe(200);
+      expect(readable.body.data).toMatchObject({ id: held.id, status: 'pending' });
+    }
+    const decided = await withApiKeyHeader(business, 'POST', `${path}/decision`, {
+      decision: 'deny',
+    });
+    expect(decided.status).toBe(200);
+    expect(decided.body.data).toMatchObject({
+      id: held.id,
+      status: 'rejected',
+      decided_by: 'dashboard',
+    });
+  });
+
+  describe('decide_approval validation', () => {
+    let held: ApprovalRef;
+    beforeAll(async () => {
+      held = approvalOf(
+        await stack.run('acme.create_task', { user: 'u_ivy', input: { title: 'malformed' } }),
+      );
+    });
+
+    it.each<[string, string, unknown]>([
+      ['decision absent', 'decision', {}],
+      ["decision 'reject'", 'decision', { decision: 'reject' }],
+      ["decision 'approved'", 'decision', { decision: 'approved' }],
+      ["decision 'Approve'", 'decision', { decision: 'Approve' }],
+      ['an unknown property', 'note', { decision: 'approve', note: 'ok by me' }],
+      ['an array body', 'body', [{ decision: 'approve' }]],
+    ])('refuses %s (400 naming %s) and leaves the approval pending', async (_what, path, body) => {
+      const answer = await stack.request(business, 'POST', `/v1/approvals/${held.id}/decision`, {
+        body,
+      });
+      expect(answer.status).toBe(400);
+      expect(codeOf(answer)).toBe('invalid_request');
+      expect(issuePaths(answer)).toContain(path);
+      const view = await stack.request(business, 'GET', `/v1/approvals/${held.id}`);
+      expect(view.body.data).toMatchObject({ id: held.id, status: 'pending', decided_by: null });
+      const [row] = await stack.db.sql<{ status: string }[]>`
+        select status from approvals where id = ${held.id}`;
+      expect(row?.status).toBe('pending');
+    });
+  });
+
+  it.each([
+    ['version 0', '019a0000-0000-0000-8000-000000000000'],
+    ['version 9', '019a0000-0000-9000-8000-000000000000'],
+    ['wrong variant', '019a0000-0000-7000-c000-000000000000'],
+  ])('refuses a %s UUID as approvalId on both operations', async (_what, id) => {
+    const view = await stack.request(business, 'GET', `/v1/approvals/${id}`);
+    expect(view.status).toBe(400);
+    expect(codeOf(view)).toBe('invalid_request');
+    expect(issuePaths(view)).toEqual(['approvalId']);
+    const decided = await stack.request(business, 'POST', `/v1/approvals/${id}/decision`, {
+      body: { decision: 'approve' },
+    });
+    expect(decided.status).toBe(400);
+    expect(codeOf(decided)).toBe('invalid_request');
+    expect(issuePaths(decided)).toEqual(['approvalId']);
+  });
+
+  it.each(['00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff'])(
+    'accepts %s as approvalId and answers 404 not_found',
+    async (id) => {
+      const view = await stack.request(business, 'GET', `/v1/approvals/${id}`);
+      expect(view.status).toBe(404);
+      expect(codeOf(view)).toBe('not_found');
+      const decided = await stack.request(business, 'POST', `/v1/approvals/${id}/decision`, {
+        body: { decision: 'approve' },
+      });
+      expect(decided.status).toBe(404);
+      expect(codeOf(decided)).toBe('not_found');
+    },
+  );
+
+  it('approve through /decision releases the waiting call, which writes once', async () => {
+    const input = { title: `decided ${String(Date.now())}` };
+    const held = approvalOf(await stack.run('acme.create_task', { user: 'u_jon', input }));
+    const decided = await stack.request(business, 'POST', `/v1/approvals/${held.id}/decision`, {
+      body: { decision: 'approve' },
+    });
+    expect(decided.status).toBe(200);
+    expect(decided.body.data).toMatchObject({
+      id: held.id,
+      status: 'approved',
+      decided_by: 'dashboard',
+      decided_at: expect.any(String),
+    });
+    const before = stack.acme.demo.stats().apiRequests;
+    const ran = await stack.run('acme.create_task', { user: 'u_jon', input });
+    expect(ran.status).toBe(200);
+    expect(ran.body).toMatchObject({ ok: true, data: { title: input.title } });
+    expect(stack.acme.demo.stats().apiRequests - before).toBe(1);
+    expect((await titles('u_jon')).filter((title) => title === input.title)).toHaveLength(1);
+  });
+});
+
+describe('a rejected approval that then expires', () => {
+  it('denies identical calls, audited with the approval, then a new approval is raised', async () => {
+    const input = { title: 'rejected then expired' };
+    const call = () => stack.run('acme.create_task', { user: 'u_kit', input }, { key: quick });
+    const held = approvalOf(await call());
+    const rejected = await stack.request(stack.key, 'POST', `/v1/approvals/${held.id}/reject`);
+    expect(rejected.status).toBe(200);
+    expect(rejected.body).toMatchObject({ id: held.id, status: 'rejected' });
+
+    const retry = await call();
+    expect(retry.status).toBe(403);
+    expect(retry.body.error).toMatchObject({
+      code: 'denied_by_policy',
+      approval: { id: held.id, status: 'rejected' },
+    });
+    const denials = await stack.db.sql<{ approvalId: string | null }[]>`
+      select approval_id from audit_events
+      where user_external_id = 'u_kit' and decision = 'denied'`;
+    expect(denials).toEqual([{ approvalId: held.id }]);
+
+    await sleep(Math.max(0, Date.parse(held.expires_at) - Date.now()) + 500);
+    const fresh = approvalOf(await call());
+    expect(fresh.id).not.toBe(held.id);
+    expect(fresh.status).toBe('pending');
+    expect(await titles('u_kit')).not.toContain(input.title);
+  });
+});
+
+describe('operator labels', () => {
+  it('a held call is found by decision blocked and its approval id', async () => {
+    const held = approvalOf(
+      await stack.run('acme.create_task', { user: 'u_lou', input: { title: 'labelled' } }),
+    );
+    const query = `WorkflowType = 'governedCall' AND GatehouseDecision = 'blocked' AND GatehouseApprovalId = '${held.id}'`;
+    const { temporal } = stack.api;
+    const found = async () => {
+      const ids: string[] = [];
+      for await (const execution of temporal.workflow.list({ query })) {
+        ids.push(execution.workflowId);
+      }
+      return ids;
+    };
+    // Visibility is eventually consistent: give it up to ~5 s.
+    let ids = await found();
+    for (let tries = 0; ids.length === 0 && tries < 20; tries++) {
+      await sleep(250);
+      ids = await found();
+    }
+    expect(ids).toHaveLength(1);
+    expect(ids[0]).toMatch(/^call\/test\/[0-9a-f]{64}$/);
+    expect((await temporal.workflow.count(query)).count).toBe(1);
+  });
+});
+
 describe('approval.decided', () => {
   it('is delivered signed when an approval is decided, once per approval', async () => {
     const receiver = await startReceiver();
