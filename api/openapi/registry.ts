@@ -20,8 +20,28 @@ export const errorSchema = z
         ),
         message: z.string(),
         retryable: z.boolean(),
+        issues: z
+          .array(
+            z.object({
+              path: z.string().meta({
+                description:
+                  'The field, parameter or header at fault, dotted when nested (`client.clientId`); `body` for the body as a whole',
+              }),
+              message: z.string(),
+            }),
+          )
+          .optional()
+          .meta({
+            description:
+              'With `invalid_request` (DESIGN.md §7): every problem found in the request.',
+          }),
       })
-      .catchall(z.unknown()),
+      // Open: a code may carry more context (`required_scope`, `reconnect_url`, `app`, …).
+      .catchall(z.unknown())
+      .meta({
+        description:
+          'Besides `code`, `message` and `retryable`, an error may carry fields of its own code.',
+      }),
   })
   .meta({ id: 'Error', description: 'The envelope of every failed call (SPEC.md §7).' });
 

@@ -490,6 +490,91 @@ describe('a disabled auth config', () => {
   });
 });
 
+describe('funded access as the fallback client (DESIGN.md §5)', () => {
+  let key: TestKey;
+
+  beforeAll(async () => {
+    key = await createTestKey(db.sql, {
+      env: 'funded-fallback',
+      access: 'full',
+      audience: 'business',
+    });
+  });
+
+  const link = (user: string) =>
+    call<unknown>(key, 'POST', '/v1/connect/links', { user, app: 'acme' });
+
+  /**
+   * Follows a connect link as a browser does, up to the app: opens the link, presses Continue
+   * and returns where the start step sends the browser (the app's authorize URL). The API
+   * listens on a random port, so the links' public origin is swapped for the API's own.
+   */
+  async function authorizeRedirect(user: string): Promise<URL> {
+    const created = await link(user);
+    expect(created.status).toBe(201);
+    const linkUrl = new URL((created.body as unknown as { url: string }).url);
+    const landing = await fetch(`${api.url}${linkUrl.pathname}`);
+    expect(landing.status).toBe(200);
+    const start = /<a[^>]+href="([^"]+\/start)"/.exec(await landing.text())?.[1];
+    expect(start).toBeDefined();
+    const startUrl = new URL((start ?? '').replace(/&amp;/g, '&'), linkUrl);
+    expect(startUrl.pathname).toBe(`${linkUrl.pathname}/start`);
+    const started = await fetch(`${api.url}${startUrl.pathname}`, { redirect: 'manual' });
+    expect(started.status).toBe(302);
+    const location = new URL(started.headers.get('location') ?? '', api.url);
+    expect(location.origin).toBe(new URL(acme.demo.url).origin);
+    expect(location.searchParams.get('response_type')).toBe('code');
+    expect(location.searchParams.get('state')).toBeTruthy();
+    return location;
+  }
+
+  async function expectRefused(user: string): Promise<void> {
+    const refused = await link(user);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({
+      code: 'auth_config_required',
+      retryable: false,
+      app: 'acme',
+    });
+  }
+
+  it('with no enabled config and funded access off, refuses a link with 409 auth_config_required', async () => {
+    const before = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from connect_links`;
+    await expectRefused('u_unfunded');
+    const after = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from connect_links`;
+    expect(after[0]?.n).toBe(before[0]?.n);
+  });
+
+  it('sends the user to the app with the platform client when funded access stands in', async () => {
+    expect((await call<unknown>(key, 'PUT', '/v1/funded-access', { enabled: true })).status).toBe(
+      200,
+    );
+    const location = await authorizeRedirect('u_funded_fallback');
+    expect(location.searchParams.get('client_id')).toBe('platform-client');
+  });
+
+  it('lets an enabled auth config win over funded access, and falls back once it is disabled', async () => {
+    const own = await create(key, valid({ name: 'own client', clientId: 'env-own-client' }));
+    expect(own.status).toBe(200);
+    const withConfig = await authorizeRedirect('u_own_client');
+    expect(withConfig.searchParams.get('client_id')).toBe('env-own-client');
+
+    const disabled = await call(key, 'POST', `/v1/auth-configs/${own.body.data.id}/disable`);
+    expect(disabled.status).toBe(200);
+    const fallback = await authorizeRedirect('u_after_disable');
+    expect(fallback.searchParams.get('client_id')).toBe('platform-client');
+  });
+
+  it('refuses links again once funded access is turned off', async () => {
+    expect((await call<unknown>(key, 'PUT', '/v1/funded-access', { enabled: false })).status).toBe(
+      200,
+    );
+    await expectRefused('u_funding_ended');
+  });
+});
+
 describe('access', () => {
   it.each([
     ['bearer', 'Authorization: Bearer'],

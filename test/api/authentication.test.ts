@@ -11,6 +11,8 @@ let full: TestKey;
 let standard: TestKey;
 let readOnly: TestKey;
 let narrow: TestKey;
+/** Full access, but scoped to auth configs only: no `funded_access:read`. */
+let noFundedRead: TestKey;
 let otherEnv: TestKey;
 
 beforeAll(async () => {
@@ -23,6 +25,11 @@ beforeAll(async () => {
     env: 'production',
     access: 'full',
     scopes: ['funded_access:read'],
+  });
+  noFundedRead = await createTestKey(db.sql, {
+    env: 'production',
+    access: 'full',
+    scopes: ['auth_configs:read', 'auth_configs:manage', 'funded_access:manage'],
   });
   otherEnv = await createTestKey(db.sql, { env: 'staging', access: 'full' });
 });
@@ -138,6 +145,34 @@ describe('access levels and scopes', () => {
     );
     expect(narrowError).toMatchObject({ required_scope: 'funded_access:manage' });
     expect((await fundedAccess(bearer(narrow.key))).status).toBe(200);
+  });
+
+  it('refuses a read to a key without funded_access:read, whatever else it holds', async () => {
+    for (const headers of [bearer(noFundedRead.key), { 'x-api-key': noFundedRead.key }]) {
+      const error = await expectError(await fundedAccess(headers), 403, 'insufficient_access');
+      expect(error).toMatchObject({ required_scope: 'funded_access:read' });
+    }
+    // The same key can read what its scopes do cover.
+    const configs = await fetch(`${api.url}/v1/auth-configs`, {
+      headers: bearer(noFundedRead.key),
+    });
+    expect(configs.status).toBe(200);
+  });
+
+  it('changes settings through the X-API-Key scheme too', async () => {
+    const before = (await (await fundedAccess(bearer(full.key))).json()) as {
+      data: { enabled: boolean };
+    };
+    const response = await fundedAccess({ 'x-api-key': full.key }, 'PUT', {
+      enabled: !before.data.enabled,
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { data: { enabled: boolean; updated_by: string } };
+    expect(body.data).toMatchObject({ enabled: !before.data.enabled, updated_by: 'ops-bot' });
+    const after = (await (await fundedAccess({ 'x-api-key': full.key })).json()) as {
+      data: { enabled: boolean };
+    };
+    expect(after.data.enabled).toBe(!before.data.enabled);
   });
 
   it('lets a full key change settings and records its agent as the author', async () => {

@@ -36,6 +36,37 @@ async function createLink(
 
 const link = { user: 'u_idem', customer: 'acme-co', app: 'acme' };
 
+interface ManagementAnswer {
+  status: number;
+  replayed: string | null;
+  body: {
+    data?: { id: string; [field: string]: unknown };
+    error?: { code: string; [field: string]: unknown };
+  };
+}
+
+/** A management POST through the X-API-Key scheme with an Idempotency-Key; no body when undefined. */
+async function managementPost(
+  path: string,
+  body: object | undefined,
+  key: string,
+): Promise<ManagementAnswer> {
+  const response = await fetch(`${stack.api.url}${path}`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': stack.key.key,
+      'idempotency-key': key,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return {
+    status: response.status,
+    replayed: response.headers.get('idempotent-replayed'),
+    body: (await response.json()) as ManagementAnswer['body'],
+  };
+}
+
 beforeAll(async () => {
   stack = await startConnectStack();
   // A second API process on the same database: keys must hold across instances.
@@ -201,6 +232,138 @@ describe('Idempotency-Key on POST', () => {
     expect(created.status).toBe(200);
     expect(replayed).toMatchObject({ status: 200, replayed: 'true' });
     expect(replayed.body.data?.id).toBe(created.body.data?.id);
+  });
+
+  it('replays disable_auth_config: the stored 200, not a 409 for the already disabled config', async () => {
+    const created = await managementPost(
+      '/v1/auth-configs',
+      { app: 'acme', name: 'disabled once', clientId: 'c-2', clientSecret: 's'.repeat(20) },
+      'mgmt-disable-create',
+    );
+    expect(created.status).toBe(200);
+    const id = String(created.body.data?.id);
+    const path = `/v1/auth-configs/${id}/disable`;
+    const first = await managementPost(path, undefined, 'mgmt-disable');
+    expect(first).toMatchObject({ status: 200, replayed: null });
+    expect(first.body.data).toMatchObject({ id, status: 'disabled' });
+    const again = await managementPost(path, undefined, 'mgmt-disable');
+    expect(again).toMatchObject({ status: 200, replayed: 'true' });
+    expect(again.body).toEqual(first.body);
+    // Disabled once: the row keeps the first answer's time; a fresh disable is a conflict.
+    const [row] = await stack.db.sql<{ enabled: boolean; disabledAt: Date }[]>`
+      select enabled, disabled_at from auth_configs where id = ${id}`;
+    expect(row?.enabled).toBe(false);
+    expect(row?.disabledAt.toISOString()).toBe(first.body.data?.disabled_at);
+    const fresh = await managementPost(path, undefined, 'mgmt-disable-other');
+    expect(fresh.status).toBe(409);
+    expect(fresh.body.error?.code).toBe('conflict');
+  });
+
+  it('replays rotate, retire and select of an MCP OAuth client, running each once', async () => {
+    const client = (clientId: string) => ({
+      app: 'idem-mcp',
+      client: {
+        issuer: 'https://issuer.example',
+        clientId,
+        clientSecret: 'first-secret-value',
+        authMethod: 'client_secret_post',
+        source: 'byo',
+      },
+    });
+    const a = await managementPost('/v1/mcp-oauth-clients', client('mcp-a'), 'mcp-create-a');
+    const b = await managementPost('/v1/mcp-oauth-clients', client('mcp-b'), 'mcp-create-b');
+    expect([a.status, b.status]).toEqual([200, 200]);
+    const idA = String(a.body.data?.id);
+    const idB = String(b.body.data?.id);
+    const rowOf = async (id: string) => {
+      const [row] = await stack.db.sql<
+        {
+          clientId: string;
+          status: string;
+          selected: boolean;
+          rotatedAt: Date | null;
+          updatedAt: Date;
+        }[]
+      >`select client_id, status, selected, rotated_at, updated_at from mcp_oauth_clients
+        where id = ${id}`;
+      return row;
+    };
+
+    // Rotate: the replay gives the first answer and changes nothing more.
+    const rotation = { clientSecret: 'second-secret-value', clientId: 'mcp-a-rotated' };
+    const rotated = await managementPost(
+      `/v1/mcp-oauth-clients/${idA}/rotate`,
+      rotation,
+      'mcp-rot',
+    );
+    expect(rotated).toMatchObject({ status: 200, replayed: null });
+    expect(rotated.body.data).toMatchObject({ id: idA, clientId: 'mcp-a-rotated' });
+    const afterRotate = await rowOf(idA);
+    const rotatedAgain = await managementPost(
+      `/v1/mcp-oauth-clients/${idA}/rotate`,
+      rotation,
+      'mcp-rot',
+    );
+    expect(rotatedAgain).toMatchObject({ status: 200, replayed: 'true' });
+    expect(rotatedAgain.body).toEqual(rotated.body);
+    expect(await rowOf(idA)).toEqual(afterRotate);
+    expect(afterRotate?.rotatedAt?.toISOString()).toBe(rotated.body.data?.rotated_at);
+    const reused = await managementPost(
+      `/v1/mcp-oauth-clients/${idA}/rotate`,
+      { clientSecret: 'third-secret-value' },
+      'mcp-rot',
+    );
+    expect(reused.body.error?.code).toBe('idempotency_key_reused');
+
+    // Select: the replay answers "A selected" even after B took the selection, and leaves B.
+    const selected = await managementPost(
+      `/v1/mcp-oauth-clients/${idA}/select`,
+      undefined,
+      'mcp-sel',
+    );
+    expect(selected).toMatchObject({ status: 200, replayed: null });
+    expect(selected.body.data).toMatchObject({ id: idA, selected: true });
+    const other = await managementPost(
+      `/v1/mcp-oauth-clients/${idB}/select`,
+      undefined,
+      'mcp-sel-b',
+    );
+    expect(other.body.data).toMatchObject({ id: idB, selected: true });
+    const selectedAgain = await managementPost(
+      `/v1/mcp-oauth-clients/${idA}/select`,
+      undefined,
+      'mcp-sel',
+    );
+    expect(selectedAgain).toMatchObject({ status: 200, replayed: 'true' });
+    expect(selectedAgain.body).toEqual(selected.body);
+    expect((await rowOf(idA))?.selected).toBe(false);
+    expect((await rowOf(idB))?.selected).toBe(true);
+
+    // Retire: the replay gives the stored 200, where retiring again would be a 409.
+    const retired = await managementPost(
+      `/v1/mcp-oauth-clients/${idB}/retire`,
+      undefined,
+      'mcp-ret',
+    );
+    expect(retired).toMatchObject({ status: 200, replayed: null });
+    expect(retired.body.data).toMatchObject({ id: idB, status: 'retired', selected: false });
+    const afterRetire = await rowOf(idB);
+    const retiredAgain = await managementPost(
+      `/v1/mcp-oauth-clients/${idB}/retire`,
+      undefined,
+      'mcp-ret',
+    );
+    expect(retiredAgain).toMatchObject({ status: 200, replayed: 'true' });
+    expect(retiredAgain.body).toEqual(retired.body);
+    expect(await rowOf(idB)).toEqual(afterRetire);
+    expect(afterRetire?.status).toBe('retired');
+    const fresh = await managementPost(
+      `/v1/mcp-oauth-clients/${idB}/retire`,
+      undefined,
+      'mcp-ret-2',
+    );
+    expect(fresh.status).toBe(409);
+    expect(fresh.body.error?.code).toBe('conflict');
   });
 
   it.each([1, 200])('accepts a key of %i characters', async (length) => {

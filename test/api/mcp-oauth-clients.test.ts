@@ -445,6 +445,18 @@ describe('MCP OAuth clients: happy paths', () => {
           })
         ).status,
       ).toBe(200);
+      const rotated = await call(manager, 'POST', `/v1/mcp-oauth-clients/${id}/rotate`, {
+        body: { clientSecret: newSecret(), clientId: `rotated-${scheme}` },
+        scheme,
+      });
+      expect(rotated.status).toBe(200);
+      expect(rotated.body.data).toMatchObject({ id, clientId: `rotated-${scheme}` });
+      expect(typeof (rotated.body.data as ClientOut).rotated_at).toBe('string');
+      const retired = await call(manager, 'POST', `/v1/mcp-oauth-clients/${id}/retire`, {
+        scheme,
+      });
+      expect(retired.status).toBe(200);
+      expect(retired.body.data).toMatchObject({ id, status: 'retired', selected: false });
     }
     expectError(await call(null, 'GET', '/v1/mcp-oauth-clients'), 401, 'invalid_api_key');
   });
@@ -808,6 +820,7 @@ describe('MCP OAuth clients: create_mcp_oauth_client validation', () => {
     ['app of 100 emoji (characters, not UTF-16 units)', { app: long(100, '🔑') }],
     ['issuer of 1 character', { client: { issuer: 'i' } }],
     ['issuer of 4096 characters', { client: { issuer: long(4096) } }],
+    ['clientId of 1 character', { client: { clientId: 'c' } }],
     ['clientId of 4096 characters', { client: { clientId: long(4096, 'c') } }],
     ['clientSecret of 1 character', { client: { clientSecret: 's' } }],
     ['clientSecret of 4096 characters', { client: { clientSecret: long(4096, 's') } }],
@@ -824,7 +837,11 @@ describe('MCP OAuth clients: create_mcp_oauth_client validation', () => {
     }
     const answer = await call(manager, 'POST', '/v1/mcp-oauth-clients', { body: merged });
     expect(answer.status).toBe(200);
-    expect(answer.body.data).toMatchObject({ app: merged.app, issuer: merged.client.issuer });
+    expect(answer.body.data).toMatchObject({
+      app: merged.app,
+      issuer: merged.client.issuer,
+      clientId: merged.client.clientId,
+    });
   });
 });
 
