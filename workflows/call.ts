@@ -77,8 +77,12 @@ const startToCloseTimeout = '5 minutes';
  * write again only while its request provably never left (DESIGN.md §6).
  */
 const upstreamFor = {
-  write: proxyActivities<Activities>({ startToCloseTimeout, retry: { maximumAttempts: 1 } })
-    .callUpstream,
+  write: proxyActivities<Activities>({
+    startToCloseTimeout,
+    // The activity heartbeats every second: a dead worker is noticed in seconds.
+    heartbeatTimeout: '10 seconds',
+    retry: { maximumAttempts: 1 },
+  }).callUpstream,
   read: proxyLocalActivities<Activities>({
     startToCloseTimeout,
     retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },

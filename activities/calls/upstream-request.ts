@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../infra/config.js';
@@ -28,6 +28,9 @@ export interface UpstreamDeps {
   config: Config;
   temporal: Client;
 }
+
+/** Well inside the write activity's heartbeat timeout (workflows/call.ts). */
+const HEARTBEAT_EVERY_MS = 1_000;
 
 /** How often a write is tried while its request provably never left. */
 const WRITE_ATTEMPTS = 3;
@@ -174,14 +177,26 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
     // dies mid-request never sends it again; within the attempt it is tried anew only while no
     // request can have left (DESIGN.md §6).
     let exchanged: Response | UpstreamOutcome;
-    for (let tries = 1; ; tries++) {
-      try {
-        exchanged = await exchange();
-        break;
-      } catch (error) {
-        if (scope === 'read' || attempt.mayHaveSent || tries >= WRITE_ATTEMPTS) throw error;
-        await sleep(200 * 2 ** (tries - 1));
+    // A write (a regular activity) heartbeats, so a worker that dies mid-request is noticed
+    // within the heartbeat timeout instead of the activity's whole time limit.
+    const context = Context.current();
+    const beat = context.info.isLocal
+      ? undefined
+      : setInterval(() => {
+          context.heartbeat();
+        }, HEARTBEAT_EVERY_MS);
+    try {
+      for (let tries = 1; ; tries++) {
+        try {
+          exchanged = await exchange();
+          break;
+        } catch (error) {
+          if (scope === 'read' || attempt.mayHaveSent || tries >= WRITE_ATTEMPTS) throw error;
+          await sleep(200 * 2 ** (tries - 1));
+        }
       }
+    } finally {
+      clearInterval(beat);
     }
     if (!(exchanged instanceof Response)) return exchanged;
     const response = exchanged;

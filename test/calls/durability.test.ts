@@ -9,6 +9,7 @@ import {
 } from '../../infra/dev/temporal-dev-server.js';
 import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
+import { startWorkerProcess } from '../support/worker-process.js';
 
 /**
  * DESIGN.md §1: a held call is durable. Its workflow waits in Temporal, not in any process, so
@@ -86,4 +87,37 @@ describe('a held call', () => {
     expect(ran.body).toMatchObject({ ok: true, data: { title: input.title } });
     expect((await titles(stack, 'u_server')).filter((t) => t === input.title)).toHaveLength(1);
   });
+});
+
+describe('a write in flight', () => {
+  it('is never sent again when its worker dies mid-request', async () => {
+    const stack = await startCallStack();
+    stops.push(() => stack.stop());
+    await stack.connect('u_crash');
+    await stack.setDefaults({ read: 'allow', write: 'allow', destructive: 'deny' });
+    // The write will run on a worker process that can be killed outright.
+    await stack.worker.stop();
+    const child = await startWorkerProcess(stack.config);
+    stops.push(() => child.kill());
+    stack.acme.demo.faults.set({ mode: 'slow', delayMs: 4000 });
+    const before = stack.acme.demo.stats().apiRequests;
+    const answer = stack.run('acme.create_task', {
+      user: 'u_crash',
+      input: { title: 'in flight when the worker died' },
+    });
+    const deadline = Date.now() + 30_000;
+    while (stack.acme.demo.stats().apiRequests === before && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(stack.acme.demo.stats().apiRequests - before).toBe(1);
+    await child.kill();
+    stack.acme.demo.faults.reset();
+    await stack.restartWorker();
+
+    // The activity's heartbeat stops with the process; the call ends as a timeout.
+    const answered = await answer;
+    expect(answered.status).toBe(504);
+    expect(answered.body.error).toMatchObject({ code: 'upstream_timeout', upstream_status: 504 });
+    expect(stack.acme.demo.stats().apiRequests - before).toBe(1);
+  }, 90_000);
 });
