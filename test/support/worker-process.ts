@@ -36,7 +36,11 @@ export async function startWorkerProcess(config: Config): Promise<WorkerProcess>
     env: { ...process.env, ...workerEnv(config) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      resolve();
+    }),
+  );
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
