@@ -173,19 +173,11 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
       return send(token.accessToken);
     };
 
-    // Reads are retried by Temporal. A write runs one activity attempt only, so a worker that
-    // dies mid-request never sends it again; within the attempt it is tried anew only while no
-    // request can have left (DESIGN.md §6).
-    let exchanged: Response | UpstreamOutcome;
-    // A write (a regular activity) heartbeats, so a worker that dies mid-request is noticed
-    // within the heartbeat timeout instead of the activity's whole time limit.
-    const context = Context.current();
-    const beat = context.info.isLocal
-      ? undefined
-      : setInterval(() => {
-          context.heartbeat();
-        }, HEARTBEAT_EVERY_MS);
-    try {
+    const outcome = async (): Promise<UpstreamOutcome> => {
+      // Reads are retried by Temporal. A write runs one activity attempt only, so a worker that
+      // dies mid-request never sends it again; within the attempt it is tried anew only while no
+      // request can have left (DESIGN.md §6).
+      let exchanged: Response | UpstreamOutcome;
       for (let tries = 1; ; tries++) {
         try {
           exchanged = await exchange();
@@ -195,51 +187,63 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
           await sleep(200 * 2 ** (tries - 1));
         }
       }
+      if (!(exchanged instanceof Response)) return exchanged;
+      const response = exchanged;
+
+      const headers = Object.fromEntries(response.headers);
+      let bytes: Buffer;
+      try {
+        bytes = await readCapped(response, config.api.bodyLimitBytes);
+      } catch (error) {
+        if (error instanceof TooLarge) {
+          return {
+            kind: 'too_large',
+            status: response.status,
+            limitBytes: config.api.bodyLimitBytes,
+          };
+        }
+        throw error;
+      }
+      await markConnectionUsed(sql, call.connectionId);
+      if (request.read === 'raw') {
+        return {
+          kind: 'response',
+          status: response.status,
+          headers,
+          body: { kind: 'raw', base64: bytes.toString('base64') },
+        };
+      }
+      const parsed = parsedBody(bytes);
+      const ok = response.status >= 200 && response.status < 300;
+      if (ok && parsed.kind === 'parsed' && app.reportsFailure?.(parsed.value)) {
+        return {
+          kind: 'response',
+          status: response.status,
+          headers,
+          body: parsed,
+          reportsFailure: true,
+        };
+      }
+      return {
+        kind: 'response',
+        status: response.status,
+        headers,
+        body: actionResult(target, response.status, headers, parsed),
+      };
+    };
+
+    // A write (a regular activity) heartbeats until its outcome is read, so a worker that dies
+    // mid-request is noticed within the heartbeat timeout, not the activity's whole time limit.
+    const context = Context.current();
+    const beat = context.info.isLocal
+      ? undefined
+      : setInterval(() => {
+          context.heartbeat();
+        }, HEARTBEAT_EVERY_MS);
+    try {
+      return await outcome();
     } finally {
       clearInterval(beat);
     }
-    if (!(exchanged instanceof Response)) return exchanged;
-    const response = exchanged;
-
-    const headers = Object.fromEntries(response.headers);
-    let bytes: Buffer;
-    try {
-      bytes = await readCapped(response, config.api.bodyLimitBytes);
-    } catch (error) {
-      if (error instanceof TooLarge) {
-        return {
-          kind: 'too_large',
-          status: response.status,
-          limitBytes: config.api.bodyLimitBytes,
-        };
-      }
-      throw error;
-    }
-    await markConnectionUsed(sql, call.connectionId);
-    if (request.read === 'raw') {
-      return {
-        kind: 'response',
-        status: response.status,
-        headers,
-        body: { kind: 'raw', base64: bytes.toString('base64') },
-      };
-    }
-    const parsed = parsedBody(bytes);
-    const ok = response.status >= 200 && response.status < 300;
-    if (ok && parsed.kind === 'parsed' && app.reportsFailure?.(parsed.value)) {
-      return {
-        kind: 'response',
-        status: response.status,
-        headers,
-        body: parsed,
-        reportsFailure: true,
-      };
-    }
-    return {
-      kind: 'response',
-      status: response.status,
-      headers,
-      body: actionResult(target, response.status, headers, parsed),
-    };
   };
 }
