@@ -3,7 +3,15 @@ import type { RequestHandler } from 'express';
 import { z } from 'zod';
 
 export const faultSettingsSchema = z.object({
-  mode: z.enum(['rate_limit', 'unavailable', 'bad_request', 'slow', 'none']),
+  mode: z.enum([
+    'rate_limit',
+    'unavailable',
+    'bad_gateway',
+    'gateway_timeout',
+    'bad_request',
+    'slow',
+    'none',
+  ]),
   retryAfterSeconds: z.number().int().min(0).max(86_400).optional(),
   delayMs: z.number().int().min(0).max(600_000).optional(),
   times: z.number().int().min(1).optional(),
@@ -85,6 +93,12 @@ export function faultMiddleware(faults: DemoFaults, stopping: AbortSignal): Requ
         if (fault.retryAfterSeconds !== null)
           res.set('Retry-After', String(fault.retryAfterSeconds));
         res.status(503).json({ error: 'unavailable' });
+        return;
+      case 'bad_gateway':
+        res.status(502).json({ error: 'bad_gateway' });
+        return;
+      case 'gateway_timeout':
+        res.status(504).json({ error: 'gateway_timeout' });
         return;
       case 'bad_request':
         res.status(400).json({ error: 'bad_request' });

@@ -187,14 +187,17 @@ describe('stopped before the app', () => {
 
 describe("the app's own failures", () => {
   it.each([
-    ['rate_limit', 429, 'upstream_rate_limited', true],
-    ['bad_request', 400, 'upstream_invalid_request', false],
-    ['unavailable', 503, 'upstream_unavailable', true],
-  ] as const)('%s → %i %s', async (mode, status, code, retryable) => {
+    ['rate_limit', 429, 'upstream_rate_limited', true, 429],
+    ['bad_request', 400, 'upstream_invalid_request', false, 400],
+    ['unavailable', 503, 'upstream_unavailable', true, 503],
+    // Our status is the code's; the app's own is upstream_status.
+    ['bad_gateway', 503, 'upstream_unavailable', true, 502],
+    ['gateway_timeout', 504, 'upstream_timeout', true, 504],
+  ] as const)('%s → %i %s', async (mode, status, code, retryable, upstreamStatus) => {
     stack.acme.demo.faults.set({ mode, retryAfterSeconds: 7 });
     const answer = await stack.run('acme.list_tasks', { user: 'u_alice' });
     expect(answer.status).toBe(status);
-    expect(errorOf(answer)).toMatchObject({ code, retryable, upstream_status: status });
+    expect(errorOf(answer)).toMatchObject({ code, retryable, upstream_status: upstreamStatus });
     if (mode === 'rate_limit') expect(answer.headers.get('retry-after')).toBe('7');
   });
 

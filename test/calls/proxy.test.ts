@@ -483,14 +483,17 @@ describe("the app's own failures", () => {
   });
 
   it.each([
-    ['rate_limit', 429, 'upstream_rate_limited', true],
-    ['bad_request', 400, 'upstream_invalid_request', false],
-    ['unavailable', 503, 'upstream_unavailable', true],
-  ] as const)('%s → %i %s', async (mode, status, code, retryable) => {
+    ['rate_limit', 429, 'upstream_rate_limited', true, 429],
+    ['bad_request', 400, 'upstream_invalid_request', false, 400],
+    ['unavailable', 503, 'upstream_unavailable', true, 503],
+    // Our status is the code's; the app's own is upstream_status.
+    ['bad_gateway', 503, 'upstream_unavailable', true, 502],
+    ['gateway_timeout', 504, 'upstream_timeout', true, 504],
+  ] as const)('%s → %i %s', async (mode, status, code, retryable, upstreamStatus) => {
     stack.acme.demo.faults.set({ mode, retryAfterSeconds: 7, times: 1 });
     const answer = await proxy('u_proxy_faults', 'GET', 'tasks');
     expect(answer.status).toBe(status);
-    expect(errorOf(answer)).toMatchObject({ code, retryable, upstream_status: status });
+    expect(errorOf(answer)).toMatchObject({ code, retryable, upstream_status: upstreamStatus });
     if (mode === 'rate_limit') expect(answer.headers.get('retry-after')).toBe('7');
   });
 
@@ -522,6 +525,8 @@ describe("the app's own failures", () => {
       ['GET', 'failed', 'upstream_invalid_request'],
       ['GET', 'failed', 'upstream_rate_limited'],
       ['GET', 'failed', 'upstream_timeout'],
+      ['GET', 'failed', 'upstream_timeout'],
+      ['GET', 'failed', 'upstream_unavailable'],
       ['GET', 'failed', 'upstream_unavailable'],
       ['POST', 'failed', 'upstream_timeout'],
     ]);
