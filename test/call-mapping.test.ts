@@ -111,7 +111,7 @@ describe('the call fingerprint (DESIGN.md §4)', () => {
     expect(action({ title: 'x' })).not.toBe(action({ title: 'X' }));
   });
 
-  it('tells apart agents, users, Idempotency-Keys and proxy content types', () => {
+  it('tells apart environments, agents, users, Idempotency-Keys and proxy content types', () => {
     const target = {
       kind: 'action',
       action: 'acme.list_tasks',
@@ -124,8 +124,9 @@ describe('the call fingerprint (DESIGN.md §4)', () => {
       callFingerprint({ ...base, agentId: 'b', target }),
       callFingerprint({ ...base, userExternalId: 'v', target }),
       callFingerprint({ ...base, idempotencyKey: 'k', target }),
+      callFingerprint({ ...base, environmentId: 'f', target }),
     ]);
-    expect(prints.size).toBe(4);
+    expect(prints.size).toBe(5);
     const proxy = (contentType: string): ProxyCall => ({
       kind: 'proxy',
       app: 'acme',

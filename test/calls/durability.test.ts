@@ -82,8 +82,10 @@ describe('a held call', () => {
 
     const approved = await stack.request(stack.key, 'POST', `/v1/approvals/${id}/approve`);
     expect(approved.body).toMatchObject({ id, status: 'approved' });
+    const before = stack.acme.demo.stats().apiRequests;
     const ran = await stack.run('acme.create_task', { user: 'u_server', input });
     expect(ran.status).toBe(200);
+    expect(stack.acme.demo.stats().apiRequests - before).toBe(1);
     expect(ran.body).toMatchObject({ ok: true, data: { title: input.title } });
     expect((await titles(stack, 'u_server')).filter((t) => t === input.title)).toHaveLength(1);
   });
