@@ -46,7 +46,12 @@ export interface CallStack {
  * connected to it, a worker, the API, and a full-access key in environment `test`.
  */
 export async function startCallStack(
-  options: { accessTokenTtlSeconds?: number; env?: Record<string, string> } = {},
+  options: {
+    accessTokenTtlSeconds?: number;
+    env?: Record<string, string>;
+    /** Where other catalog apps are, next to acme at the demo app (APP_URLS). */
+    appUrls?: Record<string, string>;
+  } = {},
 ): Promise<CallStack> {
   const db = await createTestDatabase();
   const acme = await startAcmeFixture(db.sql, db.url, {
@@ -54,6 +59,7 @@ export async function startCallStack(
       ? { accessTokenTtlSeconds: options.accessTokenTtlSeconds }
       : {}),
     ...(options.env ? { env: options.env } : {}),
+    ...(options.appUrls ? { appUrls: options.appUrls } : {}),
   });
   const config = acme.config;
   let worker = await startTestWorker(config, db.sql);

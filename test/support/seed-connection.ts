@@ -68,13 +68,18 @@ async function grantInBrowser(
 export async function startAcmeFixture(
   sql: Sql,
   databaseUrl: string,
-  options: { accessTokenTtlSeconds?: number; env?: Record<string, string> } = {},
+  options: {
+    accessTokenTtlSeconds?: number;
+    env?: Record<string, string>;
+    /** Where other catalog apps are, next to acme at the demo app (APP_URLS). */
+    appUrls?: Record<string, string>;
+  } = {},
 ): Promise<AcmeFixture> {
   const demo = await startDemoApp(
     options.accessTokenTtlSeconds ? { accessTokenTtlSeconds: options.accessTokenTtlSeconds } : {},
   );
   const config = testConfig(databaseUrl, {
-    APP_URLS: JSON.stringify({ acme: demo.url }),
+    APP_URLS: JSON.stringify({ acme: demo.url, ...options.appUrls }),
     ...options.env,
   });
   const redirectUri = `${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`;
