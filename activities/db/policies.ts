@@ -42,6 +42,21 @@ export async function findPolicy(
   return row ?? null;
 }
 
+/** One version as it was written: what decided the calls whose audit names it. */
+export async function findPolicyVersion(
+  sql: Db,
+  environmentId: string,
+  id: string,
+  version: number,
+): Promise<StoredPolicy | null> {
+  const [row]: [StoredPolicy?] = await sql`
+    select v.policy_id as id, v.name, e.name as environment_name, v.agents, v.version, v.defaults,
+           v.rules, v.approval, v.created_at as updated_at, v.created_by as updated_by
+    from policy_versions v join environments e on e.id = v.environment_id
+    where v.environment_id = ${environmentId} and v.policy_id = ${id} and v.version = ${version}`;
+  return row ?? null;
+}
+
 export type ReplaceOutcome =
   { ok: true; version: number } | { ok: false; agent: string; claimedBy: string };
 

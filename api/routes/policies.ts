@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import {
   findPolicy,
+  findPolicyVersion,
   listPolicies,
   replacePolicy,
   type StoredPolicy,
@@ -83,21 +84,41 @@ registerConnectedUserOperation({
   response: z.object({ data: z.array(listItem) }),
   errors: [401, 403],
 });
+const policyOut = listItem
+  .extend({
+    defaults: z.object({ read: decision, write: decision, destructive: decision }),
+    rules: z.array(rule),
+    approval: z.object({ requested_from: z.array(z.string()), ttl_seconds: z.int() }),
+    updated_at: z.iso.datetime(),
+    updated_by: z.string(),
+  })
+  .meta({ id: 'Policy' });
+
+export const policyVersionParams = policyIdParam.extend({
+  version: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2_147_483_647)
+    .meta({ description: 'A version number, as audit events name it' }),
+});
+
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/policies/{id}',
   operationId: 'get_policy',
   summary: 'One policy in full: defaults, rules, approval settings, version',
   request: { params: policyIdParam },
-  response: listItem
-    .extend({
-      defaults: z.object({ read: decision, write: decision, destructive: decision }),
-      rules: z.array(rule),
-      approval: z.object({ requested_from: z.array(z.string()), ttl_seconds: z.int() }),
-      updated_at: z.iso.datetime(),
-      updated_by: z.string(),
-    })
-    .meta({ id: 'Policy' }),
+  response: policyOut,
+  errors: [400, 401, 403, 404],
+});
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/policies/{id}/versions/{version}',
+  operationId: 'get_policy_version',
+  summary: 'A policy as one version of it was written: the one an audit event names',
+  request: { params: policyVersionParams },
+  response: policyOut,
   errors: [400, 401, 403, 404],
 });
 registerConnectedUserOperation({
@@ -150,6 +171,17 @@ export function policyRoutes(deps: ApiDeps): Router {
     if (!policy) throw new NotFoundError(`Policy "${id}"`);
     res.json(present(policy));
   });
+
+  router.get(
+    '/v1/policies/:id/versions/:version',
+    authorize({ operation: 'read' }),
+    async (req, res) => {
+      const { id, version } = parse(policyVersionParams, req.params, 'path');
+      const policy = await findPolicyVersion(deps.sql, callerOf(res).environmentId, id, version);
+      if (!policy) throw new NotFoundError(`Version ${String(version)} of policy "${id}"`);
+      res.json(present(policy));
+    },
+  );
 
   router.put('/v1/policies/:id', authorize({ operation: 'write' }), async (req, res) => {
     const caller = callerOf(res);

@@ -82,6 +82,35 @@ describe('policies', () => {
       select version from policy_versions v join environments e on e.id = v.environment_id
       where e.name = 'production' and policy_id = 'default' order by version`;
     expect(versions.map((v) => v.version)).toEqual([1, 2, 3]);
+
+    // Each version reads back as it was written, by whom.
+    const first = await call(admin, 'GET', '/v1/policies/default/versions/1');
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({
+      id: 'default',
+      version: 1,
+      defaults: { read: 'allow', write: 'ask', destructive: 'deny' },
+      rules: [],
+      updated_by: 'gatehouse',
+    });
+    const second = await call(reader, 'GET', '/v1/policies/default/versions/2');
+    expect(second.body).toMatchObject({
+      version: 2,
+      defaults: strict,
+      rules,
+      updated_by: 'ops-console',
+    });
+    const missing = await call(admin, 'GET', '/v1/policies/default/versions/4');
+    expect(missing.status).toBe(404);
+    expect((await call(other, 'GET', '/v1/policies/default/versions/2')).status).toBe(404);
+    for (const bad of ['0', 'x', '1.5', '2147483648']) {
+      const refused = await call(admin, 'GET', `/v1/policies/default/versions/${bad}`);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatchObject({
+        code: 'invalid_request',
+        issues: [{ path: 'version', message: expect.any(String) }],
+      });
+    }
   });
 
   it('creates a policy at version 1 for a new id, and refuses a second claim on an agent', async () => {
