@@ -36,13 +36,16 @@ export const updateConnectBrandingBody = z
       .refine((name) => !hasControl(name), 'must not contain control characters')
       // The pages would fall back to "Gatehouse" for a blank name: refused rather than ignored.
       .refine((name) => name.trim() !== '', 'must not be blank')
-      .meta({ description: 'Your product name, shown on the connect pages' }),
+      .meta({
+        description:
+          'Your product name, shown on the connect pages; not blank, no control characters',
+      }),
     accentColor: z
       .string()
       .regex(/^#[0-9a-f]{6}$/, 'must be "#" and six lowercase hex digits, e.g. #4f46e5')
       .meta({ description: 'Buttons and highlights; text on it stays readable whatever you pick' }),
-    logoUrl: pageUrl.meta({ description: 'Omitted or null: no logo' }),
-    supportUrl: pageUrl.meta({ description: 'Omitted or null: no support link' }),
+    logoUrl: pageUrl.meta({ description: 'An http(s) URL; omitted or null: no logo' }),
+    supportUrl: pageUrl.meta({ description: 'An http(s) URL; omitted or null: no support link' }),
     theme: z.strictObject({
       mode: themeMode.meta({ description: '`system` follows the browser' }),
       radius: z
