@@ -11,6 +11,11 @@ let business: TestKey;
 let readScopeOnly: TestKey;
 /** Governed by policy `quick`, whose approvals expire after 2 seconds. */
 let quick: TestKey;
+/**
+ * Governed by policy `relaxed` (6 s approvals): long enough to decide and retry before the expiry
+ * even on a loaded machine, short enough to wait out.
+ */
+let relaxed: TestKey;
 
 interface ApprovalRef {
   id: string;
@@ -65,6 +70,20 @@ beforeAll(async () => {
     },
   });
   expect(policy.status).toBe(200);
+  relaxed = await createTestKey(stack.db.sql, {
+    env: 'test',
+    access: 'full',
+    agentId: 'relaxed-bot',
+  });
+  const relaxedPolicy = await stack.request(stack.key, 'PUT', '/v1/policies/relaxed', {
+    body: {
+      name: 'Relaxed approvals',
+      agents: ['relaxed-bot'],
+      defaults: { read: 'allow', write: 'ask', destructive: 'ask' },
+      approval: { requested_from: ['ops@example.com'], ttl_seconds: 6 },
+    },
+  });
+  expect(relaxedPolicy.status).toBe(200);
 });
 
 afterAll(async () => {
@@ -404,7 +423,7 @@ describe('the management operations (get_approval, decide_approval)', () => {
 describe('a rejected approval that then expires', () => {
   it('denies identical calls, audited with the approval, then a new approval is raised', async () => {
     const input = { title: 'rejected then expired' };
-    const call = () => stack.run('acme.create_task', { user: 'u_kit', input }, { key: quick });
+    const call = () => stack.run('acme.create_task', { user: 'u_kit', input }, { key: relaxed });
     const held = approvalOf(await call());
     const rejected = await stack.request(stack.key, 'POST', `/v1/approvals/${held.id}/reject`);
     expect(rejected.status).toBe(200);
@@ -501,7 +520,8 @@ describe('the retry window after approval', () => {
       const held = approvalOf(await brief.run('acme.create_task', { user: 'u_late', input }));
       const approved = await brief.request(brief.key, 'POST', `/v1/approvals/${held.id}/approve`);
       expect(approved.status).toBe(200);
-      await sleep(1800);
+      // Well past the 1 s window, even if a loaded machine fires the workflow's timer late.
+      await sleep(3000);
       const before = brief.acme.demo.stats().apiRequests;
       const late = approvalOf(await brief.run('acme.create_task', { user: 'u_late', input }));
       expect(late.id).not.toBe(held.id);
