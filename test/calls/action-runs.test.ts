@@ -210,7 +210,7 @@ describe("the app's own failures", () => {
     expect(answer.status).toBe(503);
     const query = `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseDecision = 'failed'`;
     let found = 0;
-    for (let tries = 0; found === 0 && tries < 20; tries++) {
+    for (let tries = 0; found === 0 && tries < 60; tries++) {
       if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 250));
       found = (await stack.api.temporal.workflow.count(query)).count;
     }
@@ -314,7 +314,7 @@ describe('Temporal', () => {
       found.push(execution.workflowId);
     }
     // Visibility is eventually consistent; the dev server is quick, but give it a moment.
-    for (let tries = 0; found.length === 0 && tries < 20; tries++) {
+    for (let tries = 0; found.length === 0 && tries < 60; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 250));
       for await (const execution of temporal.workflow.list({
         query: `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseDecision = 'allowed'`,

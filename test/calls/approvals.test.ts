@@ -462,9 +462,9 @@ describe('operator labels', () => {
       }
       return ids;
     };
-    // Visibility is eventually consistent: give it up to ~5 s.
+    // Visibility is eventually consistent: give it up to ~15 s.
     let ids = await found();
-    for (let tries = 0; ids.length === 0 && tries < 20; tries++) {
+    for (let tries = 0; ids.length === 0 && tries < 60; tries++) {
       await sleep(250);
       ids = await found();
     }
@@ -490,7 +490,7 @@ describe('approval.decided', () => {
       // Earlier decisions of this file may be delivered too: this endpoint now gets them all.
       const ours = () =>
         receiver.deliveries.filter((d) => d.headers['webhook-id'] === `evt_${held.id}`);
-      for (let tries = 0; tries < 50 && ours().length === 0; tries++) await sleep(100);
+      for (let tries = 0; tries < 150 && ours().length === 0; tries++) await sleep(100);
       await sleep(300);
       expect(ours()).toHaveLength(1);
       const [delivery] = ours();
@@ -543,7 +543,7 @@ describe('deleting the user', () => {
     const deleted = await stack.request(stack.key, 'DELETE', '/v1/users/u_gus');
     expect(deleted.status).toBe(200);
     let status = '';
-    for (let tries = 0; tries < 40 && status !== 'cancelled'; tries++) {
+    for (let tries = 0; tries < 150 && status !== 'cancelled'; tries++) {
       const [row] = await stack.db.sql<{ status: string }[]>`
         select status from approvals where id = ${held.id}`;
       status = row?.status ?? '';

@@ -609,7 +609,7 @@ describe('the request the app receives', () => {
     const { temporal } = stack.api;
     const runs: string[] = [];
     // Visibility is eventually consistent; the dev server is quick, but give it a moment.
-    for (let tries = 0; runs.length < 2 && tries < 20; tries++) {
+    for (let tries = 0; runs.length < 2 && tries < 60; tries++) {
       if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 250));
       runs.length = 0;
       for await (const execution of temporal.workflow.list({
