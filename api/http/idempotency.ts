@@ -14,11 +14,10 @@ import { callerOf } from './authorize.js';
 import { parse } from './validate.js';
 
 export const idempotencyHeader = z.object({
-  'Idempotency-Key': z
-    .string()
-    .min(1)
-    .max(200)
-    .meta({ description: 'Retries with the same key get the first answer (kept 24 h).' }),
+  'Idempotency-Key': z.string().min(1).max(200).meta({
+    description:
+      'Retries with the same key, body and API key get the first answer (kept 24 h); the same key with anything else is 409 idempotency_key_reused.',
+  }),
 });
 
 /** Runs take the key as part of the call's identity instead (DESIGN.md §4). */
