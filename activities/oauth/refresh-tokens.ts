@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import type { Logger } from '../../infra/logger.js';
@@ -27,6 +28,34 @@ function result(connection: Connection, refreshed: boolean): RefreshResult {
     lastRefreshedAt: connection.lastRefreshedAt?.toISOString() ?? null,
     accessTokenExpiresAt: connection.accessTokenExpiresAt?.toISOString() ?? null,
   };
+}
+
+/** About 11 s of tries in all, inside the refresh activity's 30 s limit. */
+const SAVE_ATTEMPTS = 8;
+
+/**
+ * The new tokens exist only in this process until they are stored, and an app that rotates
+ * refresh tokens has already spent the old one: were the activity to fail and be retried, it
+ * would ask again with a dead refresh token and lose the grant. So the write is retried here.
+ */
+async function untilStored<T>(
+  logger: Logger,
+  connectionId: string,
+  save: () => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await save();
+    } catch (error) {
+      if (attempt >= SAVE_ATTEMPTS) throw error;
+      // The message only: a database error can carry the statement's (sealed) parameters.
+      logger.warn(
+        { connectionId, attempt, error: error instanceof Error ? error.message : 'unknown' },
+        'storing refreshed tokens failed; trying again',
+      );
+      await sleep(Math.min(100 * 2 ** (attempt - 1), 5000));
+    }
+  }
 }
 
 /**
@@ -69,14 +98,16 @@ export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: 
     );
     try {
       const response = await oauth.refreshTokenGrant(configuration, tokens.refreshToken);
-      const saved = await saveRefreshedTokens(
-        sql,
-        config.encryption,
-        connection.id,
-        tokenSetFrom(app, response, now),
-        typeof response.scope === 'string'
-          ? scopesFrom(app, response, connection.providerScopes)
-          : null,
+      const saved = await untilStored(deps.logger, connection.id, () =>
+        saveRefreshedTokens(
+          sql,
+          config.encryption,
+          connection.id,
+          tokenSetFrom(app, response, now),
+          typeof response.scope === 'string'
+            ? scopesFrom(app, response, connection.providerScopes)
+            : null,
+        ),
       );
       return result(saved, true);
     } catch (error) {

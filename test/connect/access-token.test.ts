@@ -72,6 +72,37 @@ describe('a valid access token for a connection', () => {
     expect(stack.demo.stats().tokenRequests.refresh_token).toBe(1);
   });
 
+  it('keeps the new tokens through a database outage at the moment of storing them', async () => {
+    const id = await connect('u_outage', 'outage');
+    await expireNow(id);
+    // Updates of this connection fail until the outage row is gone: the app will already have
+    // rotated the refresh token, so asking it again would spend a dead one.
+    await stack.db.sql.unsafe(`
+      create table if not exists test_outage (connection_id uuid primary key);
+      create or replace function test_outage_guard() returns trigger language plpgsql as $$
+      begin
+        if exists (select 1 from test_outage where connection_id = new.id) then
+          raise exception 'simulated outage';
+        end if;
+        return new;
+      end $$;
+      drop trigger if exists test_outage_guard on connections;
+      create trigger test_outage_guard before update on connections
+        for each row execute function test_outage_guard();`);
+    await stack.db.sql`insert into test_outage (connection_id) values (${id})`;
+    stack.demo.resetStats();
+    const pending = validAccessToken(deps, id);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await stack.db.sql`delete from test_outage where connection_id = ${id}`;
+    const result = await pending;
+    if (!result.ok) throw new Error(`no token: ${result.status}`);
+    expect(await tasksStatus(result.accessToken)).toBe(200);
+    expect(stack.demo.stats().tokenRequests.refresh_token).toBe(1);
+    const connection = await findConnectionById(stack.db.sql, id);
+    expect(connection?.status).toBe('active');
+    expect(connection?.refreshCount).toBe(1);
+  });
+
   it('marks the connection expired when the app revoked the grant, and a reconnect link revives it', async () => {
     const id = await connect('u_revoked', 'revoked-user');
     await stack.demo.revokeGrants('revoked-user');
