@@ -1,8 +1,11 @@
 /** What the refresh workflow is asked, and answers. No token ever travels in either. */
 export interface RefreshRequest {
   connectionId: string;
-  /** When the caller asked (ISO): a refresh completed after this satisfies it. */
-  requestedAt: string;
+  /**
+   * The connection's refresh count when the caller read its token: a refresh completed since
+   * satisfies it. A count, not a time, so no two hosts' clocks are ever compared.
+   */
+  seenRefreshCount: number;
   /** Refresh even if the access token is still fresh (`POST …/refresh`). */
   force: boolean;
 }

@@ -25,17 +25,16 @@ export async function validAccessToken(
   connectionId: string,
   options: { force?: boolean } = {},
 ): Promise<AccessTokenResult> {
-  const requestedAt = new Date();
   const connection = await readAccessTokenState(deps.sql, deps.config.encryption, connectionId);
   if (!connection) return { ok: false, status: 'missing' };
   if (connection.status !== 'active') return { ok: false, status: connection.status };
-  const fresh = !options.force && !needsRefresh(connection.accessTokenExpiresAt, requestedAt);
+  const fresh = !options.force && !needsRefresh(connection.accessTokenExpiresAt, new Date());
   // The common case: one read, no refresh.
   if (fresh && connection.accessToken) return { ok: true, accessToken: connection.accessToken };
   if (!fresh) {
     const refreshed = await refreshThroughWorkflow(deps.temporal, deps.config.temporal.taskQueue, {
       connectionId,
-      requestedAt: requestedAt.toISOString(),
+      seenRefreshCount: connection.refreshCount,
       force: options.force ?? false,
     });
     if (refreshed.status !== 'active') return { ok: false, status: refreshed.status };

@@ -178,6 +178,7 @@ export async function markConnectionUsed(sql: Db, id: string): Promise<void> {
 export interface AccessTokenState {
   status: ConnectionStatus;
   accessTokenExpiresAt: Date | null;
+  refreshCount: number;
   /** Opened access token; null when the connection holds none. */
   accessToken: string | null;
 }
@@ -192,14 +193,17 @@ export async function readAccessTokenState(
     {
       status: ConnectionStatus;
       accessTokenExpiresAt: Date | null;
+      refreshCount: number;
       accessTokenSealed: string | null;
     }?,
   ] = await sql`
-    select status, access_token_expires_at, access_token_sealed from connections where id = ${id}`;
+    select status, access_token_expires_at, refresh_count, access_token_sealed
+    from connections where id = ${id}`;
   if (!row) return null;
   return {
     status: row.status,
     accessTokenExpiresAt: row.accessTokenExpiresAt,
+    refreshCount: row.refreshCount,
     accessToken: row.accessTokenSealed ? open(keyring, row.accessTokenSealed, accessAad(id)) : null,
   };
 }

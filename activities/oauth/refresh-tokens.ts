@@ -79,9 +79,7 @@ export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: 
     }
     const now = new Date();
     if (connection.status !== 'active') return result(connection, false);
-    const servedByEarlier =
-      connection.lastRefreshedAt !== null &&
-      connection.lastRefreshedAt >= new Date(request.requestedAt);
+    const servedByEarlier = connection.refreshCount > request.seenRefreshCount;
     if (servedByEarlier || (!request.force && !needsRefresh(connection.accessTokenExpiresAt, now)))
       return result(connection, false);
 

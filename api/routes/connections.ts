@@ -123,7 +123,7 @@ export function connectionsRoutes(deps: ApiDeps): Router {
     const connection = await connectionOf(callerOf(res), req.params.id);
     await assertLive(connection);
     if (needsRefresh(connection.accessTokenExpiresAt, new Date())) {
-      await assertRefreshed(connection, await workflows.refresh(connection.id, false));
+      await assertRefreshed(connection, await workflows.refresh(connection, false));
     }
     const tokens = await readTokens(deps.sql, deps.config.encryption, connection.id);
     // Tokens are dropped only by a revocation, which may have landed since the check above.
@@ -138,7 +138,7 @@ export function connectionsRoutes(deps: ApiDeps): Router {
       expectNoBody(req);
       const connection = await connectionOf(callerOf(res), req.params.id);
       await assertLive(connection);
-      const result = await workflows.refresh(connection.id, true);
+      const result = await workflows.refresh(connection, true);
       await assertRefreshed(connection, result);
       res.json({ id: connection.id, status: 'active', last_refreshed_at: result.lastRefreshedAt });
     },

@@ -1,5 +1,6 @@
 import { WorkflowIdConflictPolicy, type Client } from '@temporalio/client';
 import { refreshThroughWorkflow } from '../../activities/connections/refresh-workflow.js';
+import type { Connection } from '../../activities/db/connections.js';
 import type { ConnectOutcome } from '../../workflows/connection-types.js';
 import type { RefreshResult } from '../../workflows/connection-types.js';
 import type {
@@ -23,11 +24,11 @@ export class ConnectionWorkflows {
     });
   }
 
-  /** Forced refresh: guaranteed to reflect a token request made after this call began. */
-  refresh(connectionId: string, force: boolean): Promise<RefreshResult> {
+  /** Forced refresh: guaranteed to reflect a token request made after `connection` was read. */
+  refresh(connection: Connection, force: boolean): Promise<RefreshResult> {
     return refreshThroughWorkflow(this.client, this.taskQueue, {
-      connectionId,
-      requestedAt: new Date().toISOString(),
+      connectionId: connection.id,
+      seenRefreshCount: connection.refreshCount,
       force,
     });
   }

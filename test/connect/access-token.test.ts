@@ -3,6 +3,7 @@ import {
   validAccessToken,
   type AccessTokenDeps,
 } from '../../activities/connections/access-token.js';
+import { refreshThroughWorkflow } from '../../activities/connections/refresh-workflow.js';
 import { findConnectionById } from '../../activities/db/connections.js';
 import { reconnectLinkFor } from '../../api/connect/links.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
@@ -70,6 +71,32 @@ describe('a valid access token for a connection', () => {
     expect(results.every((r) => r.ok)).toBe(true);
     expect(new Set(results.map((r) => (r.ok ? r.accessToken : ''))).size).toBe(1);
     expect(stack.demo.stats().tokenRequests.refresh_token).toBe(1);
+  });
+
+  it('lets 20 concurrent forced refreshes (a burst of 401s) share one token request', async () => {
+    const id = await connect('u_burst', 'burst');
+    stack.demo.resetStats();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => validAccessToken(deps, id, { force: true })),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(new Set(results.map((r) => r.ok && r.accessToken)).size).toBe(1);
+    expect(stack.demo.stats().tokenRequests.refresh_token).toBe(1);
+    // A forced refresh asked after that one completed is a new token request.
+    await validAccessToken(deps, id, { force: true });
+    expect(stack.demo.stats().tokenRequests.refresh_token).toBe(2);
+
+    // A caller that read the connection before the last refresh completed (a 401 to the token
+    // it held then) is served by that refresh, however late its request arrives.
+    const current = await findConnectionById(stack.db.sql, id);
+    const seen = (current?.refreshCount ?? 0) - 1;
+    const late = await refreshThroughWorkflow(stack.temporal, stack.config.temporal.taskQueue, {
+      connectionId: id,
+      seenRefreshCount: seen,
+      force: true,
+    });
+    expect(late).toMatchObject({ status: 'active', refreshed: false });
+    expect(stack.demo.stats().tokenRequests.refresh_token).toBe(2);
   });
 
   it('keeps the new tokens through a database outage at the moment of storing them', async () => {
