@@ -6,6 +6,7 @@ import type { Logger } from '../infra/logger.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFound } from './http/errors-middleware.js';
 import { idempotency } from './http/idempotency.js';
+import { shallowBody } from './http/validate.js';
 import { requestLog } from './http/request-log.js';
 import { traceId } from './http/trace-id.js';
 import { actionRoutes } from './routes/actions.js';
@@ -51,6 +52,7 @@ export function createApp(deps: ApiDeps): Express {
       limit: deps.config.api.bodyLimitBytes,
       type: ['application/json', 'application/*+json'],
     }),
+    shallowBody,
   );
 
   app.use(healthRoutes(deps));

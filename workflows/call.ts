@@ -65,8 +65,8 @@ const records = proxyLocalActivities<Activities>({
   retry: { initialInterval: '100 milliseconds', maximumAttempts: 5 },
 });
 
-// The app's timeout (UPSTREAM_TIMEOUT_MS, at most 2 minutes), twice over for the retry after a
-// 401, and a token refresh fit inside.
+// The app's timeout (UPSTREAM_TIMEOUT_MS, at most 2 minutes) twice over, for the retry after a
+// 401, fits inside; a write also heartbeats, so a lost worker is noticed long before this.
 const startToCloseTimeout = '5 minutes';
 
 /**
@@ -292,10 +292,8 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
     policyId: preparation.ok ? preparation.policyId : null,
     policyVersion: preparation.ok ? preparation.policyVersion : null,
   };
-  if (!preparation.ok) {
-    upsertSearchAttributes([{ key: searchAttributes.decision, value: 'failed' }]);
-    return end(answerStopped(preparation));
-  }
+  // Labelled `failed` by end(), as every call the service stopped.
+  if (!preparation.ok) return end(answerStopped(preparation));
 
   if (preparation.decision === 'deny') {
     upsertSearchAttributes([{ key: searchAttributes.decision, value: 'denied' }]);

@@ -73,6 +73,18 @@ function upstreamFailure(error: unknown, scope: CallScope, timeoutMs: number): A
   );
 }
 
+/** The app's answer failed after its headers arrived: a timeout or a dropped connection. */
+function answerCutOff(error: unknown, scope: CallScope, timeoutMs: number): ApplicationFailure {
+  if (error instanceof DOMException && error.name === 'TimeoutError') {
+    return upstreamFailure(error, scope, timeoutMs);
+  }
+  return ApplicationFailure.create({
+    type: UPSTREAM_UNREACHABLE,
+    message: `the app's answer was cut off (${error instanceof Error ? error.message : 'unknown'})`,
+    nonRetryable: scope !== 'read',
+  });
+}
+
 /** Reads at most `limit` bytes: a larger body never enters a Temporal payload (DESIGN.md §6). */
 async function readCapped(response: Response, limit: number): Promise<Buffer> {
   if (!response.body) return Buffer.alloc(0);
@@ -111,7 +123,12 @@ function actionResult(
 ): UpstreamBody {
   const action = target.kind === 'action' ? findAction(target.action) : undefined;
   if (!action?.result || status < 200 || status >= 300 || body.kind !== 'parsed') return body;
-  return { kind: 'parsed', value: action.result({ status, headers, body: body.value }) };
+  try {
+    return { kind: 'parsed', value: action.result({ status, headers, body: body.value }) };
+  } catch {
+    // An answer shaped otherwise than the catalog expects is still the app's answer: given whole.
+    return body;
+  }
 }
 
 function requestBody(request: OutboundRequest): { body?: string | Buffer; type?: string } {
@@ -137,6 +154,7 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
     const url = `${appEndpoints(app, config.apps.urls).apiBaseUrl}${request.pathAndQuery}`;
     const { body, type } = requestBody(request);
     const scope = target.scope;
+    const context = Context.current();
 
     /** Whether the request may have reached the app on the current attempt. */
     const attempt = { mayHaveSent: false };
@@ -151,7 +169,11 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
           headers,
           ...(body === undefined ? {} : { body }),
           redirect: 'manual',
-          signal: AbortSignal.timeout(config.upstream.timeoutMs),
+          // Cancelled too when Temporal gives up on this attempt: its caller has been answered.
+          signal: AbortSignal.any([
+            AbortSignal.timeout(config.upstream.timeoutMs),
+            context.cancellationSignal,
+          ]),
         });
       } catch (error) {
         const failure = upstreamFailure(error, scope, config.upstream.timeoutMs);
@@ -179,6 +201,7 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
       // request can have left (DESIGN.md §6).
       let exchanged: Response | UpstreamOutcome;
       for (let tries = 1; ; tries++) {
+        context.cancellationSignal.throwIfAborted();
         try {
           exchanged = await exchange();
           break;
@@ -202,9 +225,15 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
             limitBytes: config.api.bodyLimitBytes,
           };
         }
-        throw error;
+        // The app has the request: a cut-off answer is the app's failure, never ours to retry.
+        throw answerCutOff(error, scope, config.upstream.timeoutMs);
       }
-      await markConnectionUsed(sql, call.connectionId);
+      // Bookkeeping only: its failure must not turn a call the app served into an error.
+      await markConnectionUsed(sql, call.connectionId).catch((error: unknown) => {
+        context.log.warn('marking the connection used failed', {
+          error: error instanceof Error ? error.message : 'unknown',
+        });
+      });
       if (request.read === 'raw') {
         return {
           kind: 'response',
@@ -234,7 +263,6 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
 
     // A write (a regular activity) heartbeats until its outcome is read, so a worker that dies
     // mid-request is noticed within the heartbeat timeout, not the activity's whole time limit.
-    const context = Context.current();
     const beat = context.info.isLocal
       ? undefined
       : setInterval(() => {

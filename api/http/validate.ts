@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
 import { InvalidRequestError, type Issue } from '../errors.js';
 
@@ -17,20 +17,58 @@ function issuesOf(error: z.ZodError, location: Location): Issue[] {
   });
 }
 
+/** Deeper than any request a person means to send: refused before anything walks it. */
+const MAX_DEPTH = 256;
+
+type Found = { path: string[] } | null;
+
 /**
- * Where `value` holds a NUL character, in a string or a property name. Postgres text and jsonb
- * cannot store one, so it is refused as the client's mistake before anything is written.
+ * Where `value` holds a NUL character, in a string or a property name: Postgres text and jsonb
+ * cannot store one. Walked with an explicit stack (bodies are at most MAX_DEPTH deep anyway).
  */
-function nulPath(value: unknown, path: string[] = []): string[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (typeof value !== 'object' || value === null) return null;
-  for (const [key, item] of Object.entries(value)) {
-    if (key.includes('\u0000')) return path;
-    const found = nulPath(item, [...path, key]);
-    if (found) return found;
+function nulAt(value: unknown): Found {
+  const stack: { value: unknown; path: string[] }[] = [{ value, path: [] }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if (typeof item.value === 'string') {
+      if (item.value.includes('\u0000')) return { path: item.path };
+      continue;
+    }
+    if (typeof item.value !== 'object' || item.value === null) continue;
+    for (const [key, child] of Object.entries(item.value)) {
+      if (key.includes('\u0000')) return { path: item.path };
+      stack.push({ value: child, path: [...item.path, key] });
+    }
   }
   return null;
 }
+
+/** Deepest nesting of objects and arrays in `value`, counted without recursion. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if (typeof item.value !== 'object' || item.value === null) continue;
+    deepest = Math.max(deepest, item.depth + 1);
+    if (deepest > MAX_DEPTH) return deepest;
+    for (const child of Object.values(item.value))
+      stack.push({ value: child, depth: item.depth + 1 });
+  }
+  return deepest;
+}
+
+/**
+ * After the JSON parser: a body nested beyond MAX_DEPTH is refused before anything (the
+ * idempotency hash, a call fingerprint) walks it.
+ */
+export const shallowBody: RequestHandler = (req, _res, next) => {
+  if (depthOf(req.body) > MAX_DEPTH) {
+    throw new InvalidRequestError(
+      `The request body nests deeper than ${String(MAX_DEPTH)} levels.`,
+      [{ path: 'body', message: `must not nest deeper than ${String(MAX_DEPTH)} levels` }],
+    );
+  }
+  next();
+};
 
 function invalid(location: Location, issues: Issue[]): InvalidRequestError {
   const first = issues[0];
@@ -46,10 +84,10 @@ export function parse<S extends z.ZodType>(
 ): z.infer<S> {
   const result = schema.safeParse(value ?? (location === 'body' ? undefined : {}));
   if (!result.success) throw invalid(location, issuesOf(result.error, location));
-  const nul = nulPath(result.data);
+  const nul = nulAt(result.data);
   if (nul) {
     throw invalid(location, [
-      { path: nul.join('.') || location, message: 'must not contain the NUL character' },
+      { path: nul.path.join('.') || location, message: 'must not contain the NUL character' },
     ]);
   }
   return result.data;

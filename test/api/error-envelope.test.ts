@@ -79,6 +79,27 @@ describe('the error envelope', () => {
     expect(error.message).not.toContain('s3cr3t');
   });
 
+  it('refuses a body nested beyond 256 levels, even where an Idempotency-Key hashes it', async () => {
+    const nested = (depth: number) =>
+      `{"app":"acme","name":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const post = (body: string) =>
+      fetch(`${api.url}/v1/auth-configs`, {
+        method: 'POST',
+        headers: {
+          ...bearer(full.key),
+          'content-type': 'application/json',
+          'idempotency-key': `deep-${String(body.length)}`,
+        },
+        body,
+      });
+    // 1 level for the object, 256 for the arrays: refused as too deep, naming the body.
+    const deep = await envelope(await post(nested(256)), 400, 'invalid_request');
+    expect(deep.issues).toEqual([{ path: 'body', message: expect.stringMatching(/256 levels/) }]);
+    // One level less is an ordinary body, refused for its fields.
+    const fine = await envelope(await post(nested(255)), 400, 'invalid_request');
+    expect(fine.issues?.map((issue) => issue.path)).toContain('name');
+  });
+
   it('refuses a body over the limit with payload_too_large', async () => {
     const big = JSON.stringify({ enabled: true, padding: 'x'.repeat(BODY_LIMIT) });
     await envelope(await put(big), 413, 'payload_too_large');
