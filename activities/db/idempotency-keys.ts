@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../../infra/database/client.js';
 import { open, seal, type Keyring } from '../../infra/encryption.js';
 
@@ -20,7 +21,7 @@ export interface StoredResponse {
 const bodyAad = (environmentId: string, key: string) => `idempotency:${environmentId}:${key}`;
 
 export type Claim =
-  | { kind: 'claimed' }
+  | { kind: 'claimed'; claimId: string }
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'in_flight' }
   | { kind: 'reused' };
@@ -45,19 +46,20 @@ export async function claimIdempotencyKey(
   key: string,
   requestHash: string,
 ): Promise<Claim> {
+  const claimId = randomUUID();
   const [claimed]: [{ key: string }?] = await sql`
-    insert into idempotency_keys (environment_id, key, request_hash, state, expires_at)
+    insert into idempotency_keys (environment_id, key, request_hash, state, expires_at, claim_id)
     values (${environmentId}, ${key}, ${requestHash}, 'in_flight',
-            now() + make_interval(secs => ${IDEMPOTENCY_RETENTION_SECONDS}))
+            now() + make_interval(secs => ${IDEMPOTENCY_RETENTION_SECONDS}), ${claimId})
     on conflict (environment_id, key) do update
       set request_hash = excluded.request_hash, state = 'in_flight', response_status = null,
           response_headers = null, response_body = null, created_at = now(),
-          expires_at = excluded.expires_at
+          expires_at = excluded.expires_at, claim_id = excluded.claim_id
       where idempotency_keys.expires_at <= now()
          or (idempotency_keys.state = 'in_flight'
              and idempotency_keys.created_at <= now() - make_interval(secs => ${ABANDONED_AFTER_SECONDS}))
     returning key`;
-  if (claimed) return { kind: 'claimed' };
+  if (claimed) return { kind: 'claimed', claimId };
   const [row]: [Row?] = await sql`
     select request_hash, state, response_status, response_headers, response_body
     from idempotency_keys where environment_id = ${environmentId} and key = ${key}`;
@@ -80,11 +82,13 @@ export async function claimIdempotencyKey(
   };
 }
 
+/** Stores the first answer, if the claim is still this request's (see 008's note). */
 export async function completeIdempotencyKey(
   sql: Db,
   keyring: Keyring,
   environmentId: string,
   key: string,
+  claimId: string,
   response: StoredResponse,
 ): Promise<void> {
   await sql`
@@ -94,7 +98,8 @@ export async function completeIdempotencyKey(
         response_body = ${Buffer.from(
           seal(keyring, response.body.toString('base64'), bodyAad(environmentId, key)),
         )}
-    where environment_id = ${environmentId} and key = ${key}`;
+    where environment_id = ${environmentId} and key = ${key} and claim_id = ${claimId}
+      and state = 'in_flight'`;
 }
 
 /** Forgets a claim whose request failed on our side, so a retry runs it again. */
@@ -102,6 +107,10 @@ export async function releaseIdempotencyKey(
   sql: Db,
   environmentId: string,
   key: string,
+  claimId: string,
 ): Promise<void> {
-  await sql`delete from idempotency_keys where environment_id = ${environmentId} and key = ${key}`;
+  await sql`
+    delete from idempotency_keys
+    where environment_id = ${environmentId} and key = ${key} and claim_id = ${claimId}
+      and state = 'in_flight'`;
 }

@@ -68,6 +68,7 @@ export function idempotency(sql: Sql, keyring: Keyring): RequestHandler {
       case 'claimed':
         break;
     }
+    const { claimId } = claim;
 
     let body: Buffer | null = null;
     const send = res.send.bind(res);
@@ -88,12 +89,12 @@ export function idempotency(sql: Sql, keyring: Keyring): RequestHandler {
         }),
       );
       const write = keep
-        ? completeIdempotencyKey(sql, keyring, environmentId, key, {
+        ? completeIdempotencyKey(sql, keyring, environmentId, key, claimId, {
             status: res.statusCode,
             headers,
             body: body ?? Buffer.alloc(0),
           })
-        : releaseIdempotencyKey(sql, environmentId, key);
+        : releaseIdempotencyKey(sql, environmentId, key, claimId);
       write.catch((error: unknown) => {
         req.log.error({ err: error }, 'storing the Idempotency-Key outcome failed');
       });

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   ABANDONED_AFTER_SECONDS,
   claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
 } from '../../activities/db/idempotency-keys.js';
 import { canonicalJson } from '../../api/calls/fingerprint.js';
 import { startTestApi, type TestApi } from '../support/api.js';
@@ -149,19 +151,30 @@ describe('Idempotency-Key on POST', () => {
     const hash = createHash('sha256')
       .update(JSON.stringify([stack.key.id, 'POST', '/v1/connect/links', canonicalJson(link)]))
       .digest('hex');
-    await claimIdempotencyKey(
+    const stale = await claimIdempotencyKey(
       stack.db.sql,
       stack.config.encryption,
       stack.environmentId,
       'key-abandoned',
       hash,
     );
+    if (stale.kind !== 'claimed') throw new Error(`expected a claim, got ${stale.kind}`);
     expect((await createLink(stack.api, link, 'key-abandoned')).status).toBe(409);
     await stack.db.sql`
       update idempotency_keys set created_at = now() - make_interval(secs => ${ABANDONED_AFTER_SECONDS + 1})
       where key = 'key-abandoned'`;
     const retried = await createLink(stack.api, link, 'key-abandoned');
     expect(retried.status).toBe(201);
+    // The first request, slow but alive, finishes late: it must not touch the new claim's answer.
+    await completeIdempotencyKey(
+      stack.db.sql,
+      stack.config.encryption,
+      stack.environmentId,
+      'key-abandoned',
+      stale.claimId,
+      { status: 201, headers: {}, body: Buffer.from('{"id":"from the stale request"}') },
+    );
+    await releaseIdempotencyKey(stack.db.sql, stack.environmentId, 'key-abandoned', stale.claimId);
     const replayed = await createLink(stack.api, link, 'key-abandoned');
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(replayed.body.id).toBe(retried.body.id);
