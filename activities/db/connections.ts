@@ -136,7 +136,7 @@ export async function saveRefreshedTokens(
   id: string,
   tokens: TokenSet,
   providerScopes: string[] | null,
-): Promise<Connection> {
+): Promise<Connection | null> {
   const refresh = tokens.refreshToken ? seal(keyring, tokens.refreshToken, refreshAad(id)) : null;
   const [row]: [Connection?] = await sql`
     update connections set
@@ -147,8 +147,8 @@ export async function saveRefreshedTokens(
       last_refreshed_at = now(), refresh_count = refresh_count + 1, updated_at = now()
     where id = ${id} and status = 'active'
     returning ${columns(sql)}`;
-  if (!row) throw new Error(`connection ${id} is no longer active`);
-  return row;
+  // Null: revoked or expired meanwhile, and the new tokens are not kept.
+  return row ?? null;
 }
 
 export async function markConnectionExpired(sql: Db, id: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
@@ -30,7 +31,7 @@ function result(connection: Connection, refreshed: boolean): RefreshResult {
   };
 }
 
-/** About 11 s of tries in all, inside the refresh activity's 30 s limit. */
+/** About 11 s of tries in all, and never past the activity's own time limit. */
 const SAVE_ATTEMPTS = 8;
 
 /**
@@ -43,17 +44,21 @@ async function untilStored<T>(
   connectionId: string,
   save: () => Promise<T>,
 ): Promise<T> {
+  const { startToCloseTimeoutMs, currentAttemptScheduledTimestampMs } = Context.current().info;
+  // A second before the limit: past it Temporal would retry the whole activity.
+  const deadline = currentAttemptScheduledTimestampMs + startToCloseTimeoutMs - 1000;
   for (let attempt = 1; ; attempt++) {
     try {
       return await save();
     } catch (error) {
-      if (attempt >= SAVE_ATTEMPTS) throw error;
+      const pause = Math.min(100 * 2 ** (attempt - 1), 5000);
+      if (attempt >= SAVE_ATTEMPTS || Date.now() + pause > deadline) throw error;
       // The message only: a database error can carry the statement's (sealed) parameters.
       logger.warn(
         { connectionId, attempt, error: error instanceof Error ? error.message : 'unknown' },
         'storing refreshed tokens failed; trying again',
       );
-      await sleep(Math.min(100 * 2 ** (attempt - 1), 5000));
+      await sleep(pause);
     }
   }
 }
@@ -107,7 +112,10 @@ export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: 
             : null,
         ),
       );
-      return result(saved, true);
+      if (saved) return result(saved, true);
+      // Revoked or expired while the app answered: the new tokens are dropped with it.
+      const current = await findConnectionById(sql, connection.id);
+      return current ? result(current, false) : { ...result(connection, false), status: 'missing' };
     } catch (error) {
       if (!isInvalidGrant(error)) throw error;
       deps.logger.info(
