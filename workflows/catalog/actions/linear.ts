@@ -46,13 +46,14 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * The operation's own field out of `{data: {...}}`. GraphQL reports failures inside a 200 as
- * `errors`; then the body stays whole so the caller sees them.
+ * The operation's own field out of `{data: {...}}`. Answers carrying GraphQL `errors` never get
+ * here: the app's `reportsFailure` makes them `{ok: false, data: <the whole body>}`, partial
+ * `data` included, so the caller sees what did and did not happen.
  */
 const field =
   (name: string) =>
   ({ body }: UpstreamResponse): unknown =>
-    isRecord(body) && isRecord(body.data) && body.errors === undefined ? body.data[name] : body;
+    isRecord(body) && isRecord(body.data) ? body.data[name] : body;
 
 /** Linear GraphQL API: teams and issues. */
 export const linearActions = [
