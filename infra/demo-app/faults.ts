@@ -8,6 +8,7 @@ export const faultSettingsSchema = z.object({
     'unavailable',
     'bad_gateway',
     'gateway_timeout',
+    'cut_off',
     'bad_request',
     'slow',
     'none',
@@ -99,6 +100,13 @@ export function faultMiddleware(faults: DemoFaults, stopping: AbortSignal): Requ
         return;
       case 'gateway_timeout':
         res.status(504).json({ error: 'gateway_timeout' });
+        return;
+      case 'cut_off':
+        // Headers and the start of a body, then the connection drops: the request may have
+        // been acted on, and the answer never arrives whole.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"partial":');
+        setTimeout(() => res.destroy(), 50);
         return;
       case 'bad_request':
         res.status(400).json({ error: 'bad_request' });

@@ -201,6 +201,24 @@ describe("the app's own failures", () => {
     if (mode === 'rate_limit') expect(answer.headers.get('retry-after')).toBe('7');
   });
 
+  it('an answer cut off mid-body → 503 upstream_unavailable; a write is not sent again', async () => {
+    await stack.setDefaults({ read: 'allow', write: 'allow', destructive: 'deny' });
+    try {
+      stack.acme.demo.faults.set({ mode: 'cut_off' });
+      const before = stack.acme.demo.stats().apiRequests;
+      const write = await stack.run('acme.create_task', {
+        user: 'u_alice',
+        input: { title: 'answer cut off' },
+      });
+      expect(write.status).toBe(503);
+      expect(errorOf(write)).toMatchObject({ code: 'upstream_unavailable' });
+      expect(stack.acme.demo.stats().apiRequests - before).toBe(1);
+    } finally {
+      stack.acme.demo.faults.reset();
+      await stack.setDefaults({ read: 'allow', write: 'ask', destructive: 'deny' });
+    }
+  });
+
   it('labels the call workflow of a failed call failed, as its audit event says', async () => {
     stack.acme.demo.faults.set({ mode: 'unavailable' });
     const answer = await stack.run('acme.list_tasks', {
