@@ -11,7 +11,12 @@ import {
   type UpstreamBody,
   type UpstreamOutcome,
 } from '../../workflows/call-types.js';
-import { findAction, findApp, type CallScope } from '../../workflows/catalog/index.js';
+import {
+  findAction,
+  findApp,
+  type AppDefinition,
+  type CallScope,
+} from '../../workflows/catalog/index.js';
 import { outboundRequest } from '../../workflows/outbound-request.js';
 import { validAccessToken } from '../connections/access-token.js';
 import { markConnectionUsed } from '../db/connections.js';
@@ -131,6 +136,48 @@ function actionResult(
   }
 }
 
+/** The app's answer as the workflow gets it: read (capped), then parsed and shaped for actions. */
+async function outcomeOf(
+  response: Response,
+  how: {
+    app: AppDefinition;
+    target: CallTargetInput;
+    raw: boolean;
+    limitBytes: number;
+    timeoutMs: number;
+  },
+): Promise<UpstreamOutcome> {
+  const { status } = response;
+  const headers = Object.fromEntries(response.headers);
+  let bytes: Buffer;
+  try {
+    bytes = await readCapped(response, how.limitBytes);
+  } catch (error) {
+    if (error instanceof TooLarge) return { kind: 'too_large', status, limitBytes: how.limitBytes };
+    // The app has the request: a cut-off answer is the app's failure, never ours to retry.
+    throw answerCutOff(error, how.target.scope, how.timeoutMs);
+  }
+  if (how.raw) {
+    return {
+      kind: 'response',
+      status,
+      headers,
+      body: { kind: 'raw', base64: bytes.toString('base64') },
+    };
+  }
+  const parsed = parsedBody(bytes);
+  const ok = status >= 200 && status < 300;
+  if (ok && parsed.kind === 'parsed' && how.app.reportsFailure?.(parsed.value)) {
+    return { kind: 'response', status, headers, body: parsed, reportsFailure: true };
+  }
+  return {
+    kind: 'response',
+    status,
+    headers,
+    body: actionResult(how.target, status, headers, parsed),
+  };
+}
+
 function requestBody(request: OutboundRequest): { body?: string | Buffer; type?: string } {
   if (request.body === null) return {};
   if (request.body.kind === 'json') {
@@ -211,54 +258,22 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
         }
       }
       if (!(exchanged instanceof Response)) return exchanged;
-      const response = exchanged;
-
-      const headers = Object.fromEntries(response.headers);
-      let bytes: Buffer;
-      try {
-        bytes = await readCapped(response, config.api.bodyLimitBytes);
-      } catch (error) {
-        if (error instanceof TooLarge) {
-          return {
-            kind: 'too_large',
-            status: response.status,
-            limitBytes: config.api.bodyLimitBytes,
-          };
-        }
-        // The app has the request: a cut-off answer is the app's failure, never ours to retry.
-        throw answerCutOff(error, scope, config.upstream.timeoutMs);
-      }
-      // Bookkeeping only: its failure must not turn a call the app served into an error.
-      await markConnectionUsed(sql, call.connectionId).catch((error: unknown) => {
-        context.log.warn('marking the connection used failed', {
-          error: error instanceof Error ? error.message : 'unknown',
-        });
+      const answered = await outcomeOf(exchanged, {
+        app,
+        target,
+        raw: request.read === 'raw',
+        limitBytes: config.api.bodyLimitBytes,
+        timeoutMs: config.upstream.timeoutMs,
       });
-      if (request.read === 'raw') {
-        return {
-          kind: 'response',
-          status: response.status,
-          headers,
-          body: { kind: 'raw', base64: bytes.toString('base64') },
-        };
+      if (answered.kind === 'response') {
+        // Bookkeeping only: its failure must not turn a call the app served into an error.
+        await markConnectionUsed(sql, call.connectionId).catch((error: unknown) => {
+          context.log.warn('marking the connection used failed', {
+            error: error instanceof Error ? error.message : 'unknown',
+          });
+        });
       }
-      const parsed = parsedBody(bytes);
-      const ok = response.status >= 200 && response.status < 300;
-      if (ok && parsed.kind === 'parsed' && app.reportsFailure?.(parsed.value)) {
-        return {
-          kind: 'response',
-          status: response.status,
-          headers,
-          body: parsed,
-          reportsFailure: true,
-        };
-      }
-      return {
-        kind: 'response',
-        status: response.status,
-        headers,
-        body: actionResult(target, response.status, headers, parsed),
-      };
+      return answered;
     };
 
     // A write (a regular activity) heartbeats until its outcome is read, so a worker that dies
