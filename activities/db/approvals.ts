@@ -25,20 +25,21 @@ export interface Approval {
   consumedAt: Date | null;
 }
 
-export interface NewApproval {
-  environmentId: string;
-  fingerprint: string;
-  workflowId: string;
-  action: string;
-  scope: CallScope;
-  agentId: string;
-  userExternalId: string;
-  requestedFrom: string[];
-  request: Record<string, unknown>;
-  policyId: string;
-  policyVersion: number;
-  ttlSeconds: number;
-}
+/** What opening an approval takes: the rest (id, status, times, decision) Postgres fills in. */
+export type NewApproval = Pick<
+  Approval,
+  | 'environmentId'
+  | 'fingerprint'
+  | 'workflowId'
+  | 'action'
+  | 'scope'
+  | 'agentId'
+  | 'userExternalId'
+  | 'requestedFrom'
+  | 'request'
+  | 'policyId'
+  | 'policyVersion'
+> & { ttlSeconds: number };
 
 const columns = (sql: Db) => sql`
   id, environment_id, fingerprint, workflow_id, action, scope, agent_id, user_external_id,
