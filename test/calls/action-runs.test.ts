@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { markConnectionExpired, saveRefreshedTokens } from '../../activities/db/connections.js';
+import { markConnectionExpired } from '../../activities/db/connections.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
@@ -68,17 +68,7 @@ describe('an allowed read', () => {
     const bob = await stack.connect('u_bob_401');
     secrets.push(bob.accessToken, bob.refreshToken);
     // The app has forgotten this access token (the refresh token is still good).
-    await saveRefreshedTokens(
-      stack.db.sql,
-      stack.config.encryption,
-      bob.connection.id,
-      {
-        accessToken: 'forgotten-by-the-app',
-        refreshToken: bob.refreshToken,
-        expiresAt: new Date(Date.now() + 3600_000),
-      },
-      null,
-    );
+    await stack.forgetAccessToken(bob);
     const before = stack.acme.demo.stats();
     const answer = await stack.run('acme.list_tasks', { user: 'u_bob_401' });
     expect(answer.status).toBe(200);

@@ -60,31 +60,25 @@ beforeAll(async () => {
     access: 'standard',
     scopes: ['approvals:read'],
   });
-  quick = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'quick-bot' });
-  const policy = await stack.request(stack.key, 'PUT', '/v1/policies/quick', {
+  quick = await keyUnderOwnPolicy('quick', 2);
+  relaxed = await keyUnderOwnPolicy('relaxed', 6);
+});
+
+/** A full key for agent `<policyId>-bot`, governed by its own policy with this approval ttl. */
+async function keyUnderOwnPolicy(policyId: string, ttlSeconds: number): Promise<TestKey> {
+  const agentId = `${policyId}-bot`;
+  const key = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId });
+  const policy = await stack.request(stack.key, 'PUT', `/v1/policies/${policyId}`, {
     body: {
-      name: 'Quick approvals',
-      agents: ['quick-bot'],
+      name: `Approvals expiring after ${String(ttlSeconds)} s`,
+      agents: [agentId],
       defaults: { read: 'allow', write: 'ask', destructive: 'ask' },
-      approval: { requested_from: ['ops@example.com'], ttl_seconds: 2 },
+      approval: { requested_from: ['ops@example.com'], ttl_seconds: ttlSeconds },
     },
   });
   expect(policy.status).toBe(200);
-  relaxed = await createTestKey(stack.db.sql, {
-    env: 'test',
-    access: 'full',
-    agentId: 'relaxed-bot',
-  });
-  const relaxedPolicy = await stack.request(stack.key, 'PUT', '/v1/policies/relaxed', {
-    body: {
-      name: 'Relaxed approvals',
-      agents: ['relaxed-bot'],
-      defaults: { read: 'allow', write: 'ask', destructive: 'ask' },
-      approval: { requested_from: ['ops@example.com'], ttl_seconds: 6 },
-    },
-  });
-  expect(relaxedPolicy.status).toBe(200);
-});
+  return key;
+}
 
 afterAll(async () => {
   await stack.stop();

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { markConnectionExpired, saveRefreshedTokens } from '../../activities/db/connections.js';
+import { markConnectionExpired } from '../../activities/db/connections.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
@@ -540,17 +540,7 @@ describe("the app's own failures", () => {
 describe('a token the app no longer knows', () => {
   it('is refreshed once and the request sent once more', async () => {
     const user = await connect('u_proxy_401');
-    await saveRefreshedTokens(
-      stack.db.sql,
-      stack.config.encryption,
-      user.connection.id,
-      {
-        accessToken: 'forgotten-by-the-app',
-        refreshToken: user.refreshToken,
-        expiresAt: new Date(Date.now() + 3600_000),
-      },
-      null,
-    );
+    await stack.forgetAccessToken(user);
     const before = stack.acme.demo.stats();
     const answer = await proxy('u_proxy_401', 'GET', 'tasks');
     expect(answer.status).toBe(200);

@@ -1,3 +1,4 @@
+import { saveRefreshedTokens } from '../../activities/db/connections.js';
 import type { Config } from '../../infra/config.js';
 import { startTestApi, type TestApi } from './api.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -37,6 +38,8 @@ export interface CallStack {
     defaults: { read: string; write: string; destructive: string },
     extra?: object,
   ): Promise<void>;
+  /** Stores a fresh-looking access token the app never issued: its next use meets a 401. */
+  forgetAccessToken(seeded: SeededConnection): Promise<void>;
   restartWorker(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -108,6 +111,19 @@ export async function startCallStack(
       });
       if (answer.status !== 200)
         throw new Error(`policy update failed: ${JSON.stringify(answer.body)}`);
+    },
+    async forgetAccessToken(seeded) {
+      await saveRefreshedTokens(
+        db.sql,
+        config.encryption,
+        seeded.connection.id,
+        {
+          accessToken: 'forgotten-by-the-app',
+          refreshToken: seeded.refreshToken,
+          expiresAt: new Date(Date.now() + 3600_000),
+        },
+        null,
+      );
     },
     async restartWorker() {
       await worker.stop();
