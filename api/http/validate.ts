@@ -20,22 +20,20 @@ function issuesOf(error: z.ZodError, location: Location): Issue[] {
 /** Deeper than any request a person means to send: refused before anything walks it. */
 const MAX_DEPTH = 256;
 
-type Found = { path: string[] } | null;
-
 /**
  * Where `value` holds a NUL character, in a string or a property name: Postgres text and jsonb
  * cannot store one. Walked with an explicit stack (bodies are at most MAX_DEPTH deep anyway).
  */
-function nulAt(value: unknown): Found {
+function nulAt(value: unknown): string[] | null {
   const stack: { value: unknown; path: string[] }[] = [{ value, path: [] }];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     if (typeof item.value === 'string') {
-      if (item.value.includes('\u0000')) return { path: item.path };
+      if (item.value.includes('\u0000')) return item.path;
       continue;
     }
     if (typeof item.value !== 'object' || item.value === null) continue;
     for (const [key, child] of Object.entries(item.value)) {
-      if (key.includes('\u0000')) return { path: item.path };
+      if (key.includes('\u0000')) return item.path;
       stack.push({ value: child, path: [...item.path, key] });
     }
   }
@@ -87,7 +85,7 @@ export function parse<S extends z.ZodType>(
   const nul = nulAt(result.data);
   if (nul) {
     throw invalid(location, [
-      { path: nul.path.join('.') || location, message: 'must not contain the NUL character' },
+      { path: nul.join('.') || location, message: 'must not contain the NUL character' },
     ]);
   }
   return result.data;
