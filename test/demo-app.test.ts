@@ -317,6 +317,30 @@ describe('demo app (Acme Tasks)', () => {
     expect(app.stats().apiRequests).toBe(0);
   });
 
+  it("remembers the last API request's method, path, query and headers, never its token", async () => {
+    const tokens = await connect(app, { username: 'hana' });
+    const listed = await call(app, '/tasks?status=open&x=%2F', {
+      headers: { authorization: `Bearer ${tokens.access_token}`, 'X-Custom': 'one' },
+    });
+    expect(listed.status).toBe(200);
+    const last = (await call(app, '/__admin/last-request')).body as Record<string, unknown>;
+    expect(last).toMatchObject({
+      method: 'GET',
+      path: '/tasks',
+      query: 'status=open&x=%2F',
+      headers: { 'x-custom': 'one' },
+    });
+    expect(last.headers).not.toHaveProperty('authorization');
+    expect(JSON.stringify(last)).not.toContain(tokens.access_token);
+
+    await api(app, tokens.access_token, '/tasks/t%2Fx', 'DELETE');
+    expect((await call(app, '/__admin/last-request')).body).toMatchObject({
+      method: 'DELETE',
+      path: '/tasks/t%2Fx',
+      query: null,
+    });
+  });
+
   it('registers and replaces clients at runtime', async () => {
     const second: DemoClient = { ...CLIENT, clientId: 'second-app', clientSecret: 'one' };
     await app.registerClient(second);

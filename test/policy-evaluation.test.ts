@@ -1,11 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   evaluatePolicy,
+  type CallTarget,
   governingPolicy,
   scopeOfMethod,
   type PolicyDocument,
   type PolicyRule,
+  type Verdict,
 } from '../workflows/policy.js';
+import type { CallScope } from '../workflows/catalog/index.js';
 
 function policy(rules: PolicyRule[]): PolicyDocument {
   return {
@@ -65,20 +68,6 @@ describe('policy evaluation (DESIGN.md §4)', () => {
     expect(evaluatePolicy(policy(rules), createIssue).matched).toBe('defaults.write');
   });
 
-  it('lets proxy calls match app and scope rules only', () => {
-    const rules: PolicyRule[] = [
-      { action: 'github.*', decision: 'deny' },
-      { app: 'github', scope: 'destructive', decision: 'ask' },
-    ];
-    expect(
-      evaluatePolicy(policy(rules), { kind: 'proxy', app: 'github', scope: 'read' }).decision,
-    ).toBe('allow');
-    expect(
-      evaluatePolicy(policy(rules), { kind: 'proxy', app: 'github', scope: 'destructive' })
-        .decision,
-    ).toBe('ask');
-  });
-
   it('grades proxy calls by method', () => {
     expect(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map(scopeOfMethod)).toEqual([
       'read',
@@ -97,5 +86,143 @@ describe('policy evaluation (DESIGN.md §4)', () => {
     expect(governingPolicy(policies, 'billing-bot')?.id).toBe('billing');
     expect(governingPolicy(policies, 'other')?.id).toBe('all');
     expect(governingPolicy([{ id: 'billing', agents: ['billing-bot'] }], 'other')).toBeNull();
+  });
+});
+
+describe('the proxy, the action <app>.proxy (DESIGN.md §4)', () => {
+  /** acme's catalog actions as prepare-call lists them. */
+  const acmeActions = [
+    { action: 'acme.list_tasks', scope: 'read' },
+    { action: 'acme.get_task', scope: 'read' },
+    { action: 'acme.create_task', scope: 'write' },
+    { action: 'acme.update_task', scope: 'write' },
+    { action: 'acme.delete_task', scope: 'destructive' },
+  ] as const;
+  const proxyTo = (app: string, scope: CallScope): CallTarget => ({
+    kind: 'proxy',
+    app,
+    scope,
+    actions: app === 'acme' ? acmeActions : [],
+  });
+  const lenient = { read: 'allow', write: 'allow', destructive: 'allow' } as const;
+  const evaluate = (rules: PolicyRule[], app: string, scope: CallScope): Verdict =>
+    evaluatePolicy({ ...policy(rules), defaults: lenient }, proxyTo(app, scope));
+  const outcome = (verdict: Verdict) => [verdict.decision, verdict.matched];
+
+  it('lets a rule naming <app>.proxy exactly decide, over every action rule', () => {
+    const rules: PolicyRule[] = [
+      { action: 'acme.delete_task', decision: 'deny' },
+      { app: 'acme', decision: 'deny' },
+      { action: 'acme.proxy', decision: 'allow' },
+    ];
+    for (const scope of ['read', 'write', 'destructive'] as const) {
+      expect(outcome(evaluate(rules, 'acme', scope))).toEqual([
+        'allow',
+        'rule (action acme.proxy)',
+      ]);
+    }
+  });
+
+  it('lets an exact <app>.proxy rule with a scope decide that scope only', () => {
+    const rules: PolicyRule[] = [
+      { action: 'acme.proxy', scope: 'destructive', decision: 'allow' },
+      { action: 'acme.*', decision: 'ask' },
+    ];
+    expect(outcome(evaluate(rules, 'acme', 'destructive'))).toEqual([
+      'allow',
+      'rule (action acme.proxy, scope destructive)',
+    ]);
+    expect(outcome(evaluate(rules, 'acme', 'write'))).toEqual(['ask', 'rule (action acme.*)']);
+  });
+
+  it('matches <app>.proxy with an action glob, over app and scope rules', () => {
+    const rules: PolicyRule[] = [
+      { app: 'acme', scope: 'read', decision: 'allow' },
+      { action: 'acme.*', decision: 'deny' },
+      { action: '*.proxy', scope: 'write', decision: 'ask' },
+    ];
+    expect(outcome(evaluate(rules, 'acme', 'read'))).toEqual(['deny', 'rule (action acme.*)']);
+    expect(outcome(evaluate(rules, 'github', 'write'))).toEqual([
+      'ask',
+      'rule (action *.proxy, scope write)',
+    ]);
+    expect(outcome(evaluate(rules, 'github', 'read'))).toEqual(['allow', 'defaults.read']);
+  });
+
+  it("is denied at a scope where one of the app's actions is denied by an action rule", () => {
+    const rules: PolicyRule[] = [
+      { app: 'acme', decision: 'allow' },
+      { action: 'acme.delete_task', decision: 'deny' },
+    ];
+    expect(evaluate(rules, 'acme', 'destructive')).toEqual({
+      decision: 'deny',
+      matched: 'rule (action acme.delete_task) applied to the proxy at scope destructive',
+      policyId: 'p',
+      policyVersion: 3,
+    });
+  });
+
+  it('asks where an action rule of that scope asks, and takes the strictest of several', () => {
+    const ask: PolicyRule[] = [{ action: 'acme.update_task', decision: 'ask' }];
+    expect(outcome(evaluate(ask, 'acme', 'write'))).toEqual([
+      'ask',
+      'rule (action acme.update_task) applied to the proxy at scope write',
+    ]);
+    const several: PolicyRule[] = [
+      { action: 'acme.create_task', decision: 'ask' },
+      { action: 'acme.update*', decision: 'deny' },
+    ];
+    expect(outcome(evaluate(several, 'acme', 'write'))).toEqual([
+      'deny',
+      'rule (action acme.update*) applied to the proxy at scope write',
+    ]);
+  });
+
+  it('is not bounded by action rules of another scope', () => {
+    const rules: PolicyRule[] = [
+      { action: 'acme.delete_task', decision: 'deny' },
+      { action: 'acme.create_task', decision: 'ask' },
+    ];
+    expect(outcome(evaluate(rules, 'acme', 'read'))).toEqual(['allow', 'defaults.read']);
+    expect(evaluate(rules, 'acme', 'write').decision).toBe('ask');
+    expect(evaluate(rules, 'acme', 'destructive').decision).toBe('deny');
+  });
+
+  it('is not loosened by a more lenient action rule, nor by a glob that matches it too', () => {
+    const lenientAction: PolicyRule[] = [
+      { app: 'acme', scope: 'destructive', decision: 'ask' },
+      { action: 'acme.delete_task', decision: 'allow' },
+    ];
+    expect(outcome(evaluate(lenientAction, 'acme', 'destructive'))).toEqual([
+      'ask',
+      'rule (app acme, scope destructive)',
+    ]);
+    // `*` names no action in particular: it must not reopen through the proxy what is denied.
+    const glob: PolicyRule[] = [
+      { action: '*', decision: 'allow' },
+      { action: 'acme.delete_task', decision: 'deny' },
+    ];
+    expect(outcome(evaluate(glob, 'acme', 'destructive'))).toEqual([
+      'deny',
+      'rule (action acme.delete_task) applied to the proxy at scope destructive',
+    ]);
+    expect(outcome(evaluate(glob, 'acme', 'write'))).toEqual(['allow', 'rule (action *)']);
+  });
+
+  it("leaves another app's proxy alone", () => {
+    const rules: PolicyRule[] = [
+      { action: 'acme.delete_task', decision: 'deny' },
+      { action: 'acme.*', decision: 'ask' },
+    ];
+    expect(outcome(evaluate(rules, 'github', 'destructive'))).toEqual([
+      'allow',
+      'defaults.destructive',
+    ]);
+    // Nor do a proxy's bounds reach the actions themselves.
+    const deleteTask = { kind: 'action', action: 'acme.delete_task', app: 'acme' } as const;
+    const proxyRule: PolicyRule[] = [{ action: 'acme.proxy', decision: 'deny' }];
+    expect(evaluatePolicy(policy(proxyRule), { ...deleteTask, scope: 'destructive' }).matched).toBe(
+      'defaults.destructive',
+    );
   });
 });

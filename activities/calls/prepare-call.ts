@@ -1,6 +1,7 @@
 import type { Db, Sql } from '../../infra/database/client.js';
-import type { CallRequest, Preparation } from '../../workflows/call-types.js';
-import { evaluatePolicy, governingPolicy } from '../../workflows/policy.js';
+import type { CallRequest, CallTargetInput, Preparation } from '../../workflows/call-types.js';
+import { listActions } from '../../workflows/catalog/index.js';
+import { evaluatePolicy, governingPolicy, type CallTarget } from '../../workflows/policy.js';
 import { listPolicies } from '../db/policies.js';
 
 interface UserConnection {
@@ -22,6 +23,21 @@ async function findUserConnection(
     left join connections c on c.connected_user_id = u.id and c.app = ${app} and c.status <> 'revoked'
     where u.environment_id = ${environmentId} and u.external_id = ${externalId}`;
   return row ?? null;
+}
+
+/**
+ * What policy decides on. A proxy call is bounded by the rules of its app's catalog actions
+ * (DESIGN.md §4), which the pure evaluator cannot look up: they are listed here.
+ */
+function policyTarget(target: CallTargetInput): CallTarget {
+  if (target.kind === 'action') {
+    return { kind: 'action', action: target.action, app: target.app, scope: target.scope };
+  }
+  const actions = listActions(target.app).map((action) => ({
+    action: `${action.app}.${action.name}`,
+    scope: action.scope,
+  }));
+  return { kind: 'proxy', app: target.app, scope: target.scope, actions };
 }
 
 /**
@@ -59,12 +75,13 @@ export function prepareCallActivity(sql: Sql) {
         connectionId: found.connectionId,
         decision: 'deny',
         reason: `no policy governs agent ${call.agentId}`,
+        rule: 'no policy',
         policyId: null,
         policyVersion: null,
         approval: { requested_from: [], ttl_seconds: 0 },
       };
     }
-    const verdict = evaluatePolicy(policy, call.target);
+    const verdict = evaluatePolicy(policy, policyTarget(call.target));
     return {
       ok: true,
       connectedUserId: found.connectedUserId,
@@ -73,6 +90,7 @@ export function prepareCallActivity(sql: Sql) {
       reason: `policy ${policy.id} v${String(policy.version)}: ${verdict.matched} → ${verdict.decision}`,
       policyId: policy.id,
       policyVersion: policy.version,
+      rule: verdict.matched,
       approval: policy.approval,
     };
   };

@@ -22,11 +22,24 @@ export interface FingerprintInput {
   idempotencyKey: string | undefined;
 }
 
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Names lower-cased, sorted: the same headers in another order or case are the same call. */
+function canonicalHeaders(headers: Record<string, string>): [string, string][] {
+  return Object.entries(headers)
+    .map(([name, value]): [string, string] => [name.toLowerCase(), value])
+    .sort(([a, x], [b, y]) => compare(a, b) || compare(x, y));
+}
+
 /**
  * DESIGN.md §4: identical calls share one workflow (and so one approval). Identity is who calls
- * for whom, what (action, or app + method + path + query + content type and accept), with what
- * input or body, and the
- * caller's Idempotency-Key: a caller who means two identical writes sends two keys.
+ * for whom, what (action, or app + method + path + query + every forwarded header), with what
+ * input or body, and the caller's Idempotency-Key: a caller who means two identical writes sends
+ * two keys. The forwarded headers belong to the identity because they go to the app and are shown
+ * to the approver: a retry with other headers is another call, which never runs on an approval
+ * given for these.
  */
 export function callFingerprint(input: FingerprintInput): string {
   const { target } = input;
@@ -39,9 +52,7 @@ export function callFingerprint(input: FingerprintInput): string {
           target.method,
           target.path,
           target.query,
-          // The same bytes as JSON or as text, or asked for in another format, are other calls.
-          target.headers['content-type'] ?? '',
-          target.headers.accept ?? '',
+          canonicalHeaders(target.headers),
           target.bodyBase64 ?? '',
         ];
   return createHash('sha256')

@@ -34,8 +34,10 @@ for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
 }
 
 /**
- * Request headers that are ours (credentials, routing, tracing) or describe one hop; the rest,
- * such as `Accept` or an app's version header, go to the app as the caller sent them.
+ * Request headers that are ours (credentials, routing, tracing), describe one hop, or would
+ * change the method the app acts on; the rest, such as `Accept` or an app's version header, go
+ * to the app as the caller sent them. They are part of the call's identity (its fingerprint) and
+ * shown to the approver, so what runs after an approval is what was approved.
  */
 const NOT_FORWARDED = new Set([
   'authorization',
@@ -56,6 +58,11 @@ const NOT_FORWARDED = new Set([
   'traceparent',
   'tracestate',
   'service-user',
+  // Policy grades the proxy by its method: an app honouring one of these would let a POST (write)
+  // or a GET (read) delete.
+  'x-http-method-override',
+  'x-http-method',
+  'x-method-override',
 ]);
 
 function forwardedHeaders(req: Request): Record<string, string> {

@@ -2,6 +2,7 @@ import express, { type Router } from 'express';
 import { z } from 'zod';
 import { sendValidationError } from './validation.js';
 import { faultSettingsSchema, type DemoFaults } from './faults.js';
+import { lastApiRequest } from './last-request.js';
 import type { StatsCounter } from './stats.js';
 
 export const demoClientSchema = z.object({
@@ -60,6 +61,11 @@ export function adminRouter(controls: AdminControls): Router {
   router.post('/stats/reset', (_req, res) => {
     controls.stats.reset();
     res.status(204).end();
+  });
+
+  /** The last authenticated request to the resource API (`null` before the first). */
+  router.get('/last-request', (req, res) => {
+    res.json(lastApiRequest(req.app));
   });
 
   router.post('/token-ttl', (req, res) => {

@@ -3,6 +3,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { sendValidationError } from './validation.js';
 import { requireScope, type AuthLocals } from './bearer-auth.js';
+import { rememberApiRequest } from './last-request.js';
 import type { Collection, Store } from './store.js';
 
 const statusSchema = z.enum(['open', 'done']);
@@ -38,6 +39,11 @@ type IdRequest = Request<{ id: string }>;
 export function tasksRouter(store: Store): Router {
   const tasks = store.collection('tasks', (raw) => storedTaskSchema.safeParse(raw).data);
   const router = express.Router();
+
+  router.use(['/tasks', '/me'], (req, _res, next) => {
+    rememberApiRequest(req);
+    next();
+  });
 
   router.get('/me', (_req, res: Res) => {
     res.json({ id: res.locals.auth.accountId });

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { markConnectionExpired } from '../../activities/db/connections.js';
+import type { ApiRequestRecord } from '../../infra/demo-app/last-request.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
@@ -129,6 +131,17 @@ async function auditOf(user: string): Promise<AuditEvent[]> {
 function apiRequests(): number {
   return stack.acme.demo.stats().apiRequests;
 }
+
+/** What the demo app last received on its resource API, as it saw it. */
+async function lastAppRequest(): Promise<ApiRequestRecord> {
+  const response = await fetch(`${stack.acme.demo.url}/__admin/last-request`);
+  expect(response.status).toBe(200);
+  const seen = (await response.json()) as ApiRequestRecord | null;
+  if (seen === null) throw new Error('the demo app has not received an API request');
+  return seen;
+}
+
+const METHOD_OVERRIDES = ['x-http-method-override', 'x-http-method', 'x-method-override'];
 
 /**
  * A request whose target goes out exactly as written: fetch would resolve `..`, `%2e` and `\\`
@@ -284,7 +297,11 @@ describe('graded by method', () => {
     expect(errorOf(again).approval?.id).toBe(error.approval?.id);
 
     const approvalId = error.approval?.id ?? '';
-    const approved = await stack.request(stack.key, 'POST', `/v1/approvals/${approvalId}/approve`);
+    const approved = await stack.request(
+      stack.approver,
+      'POST',
+      `/v1/approvals/${approvalId}/approve`,
+    );
     expect(approved.status).toBe(200);
 
     const ran = await proxy('u_proxy_write', 'POST', 'tasks', body);
@@ -368,6 +385,189 @@ describe('graded by method', () => {
     ]);
     const post = audit.find((event) => event.request.method === 'POST');
     expect(post?.request).toMatchObject({ query: null, body_bytes: Buffer.byteLength(body.raw) });
+  });
+});
+
+describe("bounded by the rules of the app's actions (DESIGN.md §4)", () => {
+  it('denies DELETE where acme.delete_task is denied, unless a rule names acme.proxy', async () => {
+    const user = await connect('u_proxy_floor');
+    const task = await createDirect(user, 'guarded');
+    const denyDelete = { action: 'acme.delete_task', decision: 'deny' };
+    await stack.setDefaults(ALLOW_ALL, { rules: [denyDelete] });
+
+    const before = apiRequests();
+    const denied = await proxy('u_proxy_floor', 'DELETE', `tasks/${task.id}`);
+    expect(denied.status).toBe(403);
+    expect(errorOf(denied)).toMatchObject({ code: 'denied_by_policy', retryable: false });
+    expect(apiRequests()).toBe(before);
+    expect((await direct(user, 'GET', `/tasks/${task.id}`)).status).toBe(200);
+    // Reads and writes are not bounded by a destructive action's rule.
+    expect((await proxy('u_proxy_floor', 'GET', `tasks/${task.id}`)).status).toBe(200);
+
+    const allowProxyDeletes = { action: 'acme.proxy', scope: 'destructive', decision: 'allow' };
+    await stack.setDefaults(ALLOW_ALL, { rules: [denyDelete, allowProxyDeletes] });
+    const deleted = await proxy('u_proxy_floor', 'DELETE', `tasks/${task.id}`);
+    expect(deleted.status).toBe(204);
+    expect((await direct(user, 'GET', `/tasks/${task.id}`)).status).toBe(404);
+
+    const audit = await auditOf('u_proxy_floor');
+    const deletes = audit.filter((event) => event.request.method === 'DELETE');
+    expect(deletes.map((event) => [event.decision, event.reason]).sort()).toEqual([
+      ['allowed', expect.any(String)],
+      [
+        'denied',
+        expect.stringContaining(
+          'rule (action acme.delete_task) applied to the proxy at scope destructive',
+        ),
+      ],
+    ]);
+  });
+
+  it('holds a POST where acme.create_task asks; the approval names that rule', async () => {
+    await connect('u_proxy_floor_ask');
+    await stack.setDefaults(ALLOW_ALL, {
+      rules: [{ action: 'acme.create_task', decision: 'ask' }],
+    });
+    const before = apiRequests();
+    const held = await proxy('u_proxy_floor_ask', 'POST', 'tasks', json({ title: 'asked' }));
+    expect(held.status).toBe(403);
+    expect(errorOf(held).code).toBe('approval_required');
+    expect(apiRequests()).toBe(before);
+    const approvalId = errorOf(held).approval?.id ?? '';
+    const view = await stack.request(stack.approver, 'GET', `/v1/approvals/${approvalId}`);
+    expect(view.status).toBe(200);
+    expect(view.body).toMatchObject({
+      action: 'acme.proxy',
+      scope: 'write',
+      policy: {
+        id: 'default',
+        rule: 'rule (action acme.create_task) applied to the proxy at scope write',
+      },
+    });
+  });
+});
+
+describe('method-override headers', () => {
+  it('never reach the app: it acts on the method the policy graded', async () => {
+    const user = await connect('u_proxy_override');
+    const task = await createDirect(user, 'not to be deleted');
+    await stack.setDefaults(DEFAULTS, ALLOW_ACME_WRITES);
+    const overrides = Object.fromEntries(METHOD_OVERRIDES.map((name) => [name, 'DELETE']));
+
+    const read = await proxy('u_proxy_override', 'GET', `tasks/${task.id}`, {
+      headers: { ...overrides, 'x-custom': 'kept' },
+    });
+    expect(read.status).toBe(200);
+    const readSeen = await lastAppRequest();
+    expect(readSeen).toMatchObject({
+      method: 'GET',
+      path: `/tasks/${task.id}`,
+      headers: { 'x-custom': 'kept' },
+    });
+    for (const name of METHOD_OVERRIDES) expect(readSeen.headers).not.toHaveProperty(name);
+
+    const body = json({ title: 'posted, not deleted' });
+    const posted = await proxy('u_proxy_override', 'POST', 'tasks', {
+      raw: body.raw,
+      headers: { ...body.headers, ...overrides },
+    });
+    expect(posted.status).toBe(201);
+    const postSeen = await lastAppRequest();
+    expect(postSeen).toMatchObject({ method: 'POST', path: '/tasks' });
+    for (const name of METHOD_OVERRIDES) expect(postSeen.headers).not.toHaveProperty(name);
+
+    expect((await directTasks(user)).map((t) => t.title).sort()).toEqual([
+      'not to be deleted',
+      'posted, not deleted',
+    ]);
+    const audit = await auditOf('u_proxy_override');
+    expect(audit.map((event) => [event.request.method, event.scope]).sort()).toEqual([
+      ['GET', 'read'],
+      ['POST', 'write'],
+    ]);
+  });
+});
+
+describe('an approval of a held proxy call', () => {
+  it('shows the request as it will be sent: method, path, query, headers and body', async () => {
+    await connect('u_proxy_shown');
+    const raw = JSON.stringify({ title: 'café, shown to the approver' });
+    const held = await proxy('u_proxy_shown', 'POST', 'tasks?source=agent&x=%2F', {
+      raw,
+      headers: { 'content-type': 'application/json', 'x-custom': 'shown' },
+    });
+    expect(errorOf(held).code).toBe('approval_required');
+    const approvalId = errorOf(held).approval?.id ?? '';
+
+    const view = await stack.request(stack.approver, 'GET', `/v1/approvals/${approvalId}`);
+    expect(view.status).toBe(200);
+    expect(view.body).toMatchObject({
+      id: approvalId,
+      status: 'pending',
+      action: 'acme.proxy',
+      scope: 'write',
+      agent_id: 'test-agent',
+      user: 'u_proxy_shown',
+    });
+    const request = view.body.request as Record<string, unknown>;
+    expect(request).toMatchObject({
+      action: 'acme.proxy',
+      user: 'u_proxy_shown',
+      via: 'api',
+      method: 'POST',
+      path: 'tasks',
+      query: 'source=agent&x=%2F',
+      headers: { 'content-type': 'application/json', 'x-custom': 'shown' },
+      body: {
+        bytes: Buffer.byteLength(raw),
+        sha256: createHash('sha256').update(raw).digest('hex'),
+        encoding: 'utf8',
+        content: raw,
+        truncated: false,
+      },
+    });
+    // Ours, never forwarded, so never shown: credentials and Gatehouse's own headers.
+    const shownHeaders = Object.keys(request.headers as Record<string, unknown>);
+    for (const name of ['authorization', 'service-user', 'host', 'content-length']) {
+      expect(shownHeaders).not.toContain(name);
+    }
+  });
+
+  it('runs only the request it showed: other forwarded headers are another call', async () => {
+    const user = await connect('u_proxy_identity');
+    const body = json({ title: 'exactly as approved' });
+    const asApproved = { raw: body.raw, headers: { ...body.headers, 'x-custom': 'a' } };
+    const other = { raw: body.raw, headers: { ...body.headers, 'x-custom': 'b' } };
+
+    const held = await proxy('u_proxy_identity', 'POST', 'tasks', asApproved);
+    expect(errorOf(held).code).toBe('approval_required');
+    const approvalId = errorOf(held).approval?.id ?? '';
+    const approved = await stack.request(
+      stack.approver,
+      'POST',
+      `/v1/approvals/${approvalId}/approve`,
+    );
+    expect(approved.status).toBe(200);
+
+    const before = apiRequests();
+    const changed = await proxy('u_proxy_identity', 'POST', 'tasks', other);
+    expect(changed.status).toBe(403);
+    expect(errorOf(changed)).toMatchObject({
+      code: 'approval_required',
+      approval: { status: 'pending' },
+    });
+    expect(errorOf(changed).approval?.id).not.toBe(approvalId);
+    expect(apiRequests()).toBe(before);
+    expect(await directTasks(user)).toEqual([]);
+
+    const ran = await proxy('u_proxy_identity', 'POST', 'tasks', asApproved);
+    expect(ran.status).toBe(201);
+    expect((await lastAppRequest()).headers).toMatchObject({ 'x-custom': 'a' });
+    const again = await proxy('u_proxy_identity', 'POST', 'tasks', asApproved);
+    expect(errorOf(again).code).toBe('approval_required');
+    expect(errorOf(again).approval?.id).not.toBe(approvalId);
+    // Ran once: the approved request, and neither the other one nor a second time.
+    expect((await directTasks(user)).map((task) => task.title)).toEqual(['exactly as approved']);
   });
 });
 
