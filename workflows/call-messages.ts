@@ -15,6 +15,8 @@ export const cancelSignal = defineSignal<[string]>('cancel');
 /** Update failure types the API turns into answers. */
 export const CALL_ENDED = 'CallEnded';
 export const APPROVAL_NOT_PENDING = 'ApprovalNotPending';
+/** The decider may not decide this approval (four eyes, DESIGN.md §3). */
+export const DECIDER_REFUSED = 'DeciderRefused';
 
 export const CALL_WORKFLOW = 'governedCall';
 

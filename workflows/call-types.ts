@@ -75,7 +75,10 @@ export interface ApprovalView {
   scope: CallScope;
   agent_id: string;
   user: string;
+  /** What will run once approved: the action's input, or the proxy request as it will be sent. */
   request: Record<string, unknown>;
+  /** The policy version and the part of it that asked for this approval. */
+  policy: { id: string; version: number; rule: string };
   created_at: string;
   expires_at: string;
   decided_by: string | null;
@@ -114,6 +117,8 @@ export type Preparation =
       reason: string;
       policyId: string | null;
       policyVersion: number | null;
+      /** The part of the policy that decided (a rule, or a default), in words. */
+      rule: string;
       approval: { requested_from: string[]; ttl_seconds: number };
     }
   | {

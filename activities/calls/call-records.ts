@@ -6,6 +6,7 @@ import type {
   CallTargetInput,
 } from '../../workflows/call-types.js';
 import { approvalView, consumeApproval, openApproval, settleApproval } from '../db/approvals.js';
+import { approvalRequest } from './approval-request.js';
 import { insertAuditEvents } from '../db/audit-events.js';
 
 /** Audit names proxy calls `<app>.proxy` (DESIGN.md §4). */
@@ -73,6 +74,7 @@ export interface OpenApprovalInput {
   ttlSeconds: number;
   policyId: string;
   policyVersion: number;
+  policyRule: string;
 }
 
 /** The Postgres side of a governed call: its audit rows and its approval. Local activities. */
@@ -96,9 +98,11 @@ export function callRecordActivities(sql: Sql) {
         agentId: call.agentId,
         userExternalId: call.userExternalId,
         requestedFrom: input.requestedFrom,
-        request: auditRequest(call),
+        // What the approver is shown is what will run: the input, or the request as it will be sent.
+        request: approvalRequest(call),
         policyId: input.policyId,
         policyVersion: input.policyVersion,
+        policyRule: input.policyRule,
         ttlSeconds: input.ttlSeconds,
       });
       return approvalView(approval);

@@ -9,6 +9,7 @@ export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 export const AUDIENCES = ['backend', 'business'] as const;
 export type Audience = (typeof AUDIENCES)[number];
 
+/** SPEC.md §5's scopes, plus `policies:*` (DESIGN.md §3): who may read and who may govern. */
 export const MANAGEMENT_SCOPES = [
   'funded_access:read',
   'funded_access:manage',
@@ -18,16 +19,21 @@ export const MANAGEMENT_SCOPES = [
   'approvals:decide',
   'connect_settings:read',
   'connect_settings:manage',
+  'policies:read',
+  'policies:manage',
 ] as const;
 export type Scope = (typeof MANAGEMENT_SCOPES)[number];
 
+/**
+ * Separation of duties (DESIGN.md §3): the keys agents call with (standard) may read but neither
+ * decide approvals nor change policies or settings, so a governed agent cannot loosen its own
+ * governance. Deciding and governing take a full key, or scopes granted explicitly.
+ */
 export function defaultScopes(access: AccessLevel): Scope[] {
-  const reads = MANAGEMENT_SCOPES.filter((s) => s.endsWith(':read'));
   switch (access) {
     case 'read_only':
-      return reads;
     case 'standard':
-      return [...reads, 'approvals:decide'];
+      return MANAGEMENT_SCOPES.filter((s) => s.endsWith(':read'));
     case 'full':
       return [...MANAGEMENT_SCOPES];
   }

@@ -18,6 +18,8 @@ export interface Approval {
   request: Record<string, unknown>;
   policyId: string;
   policyVersion: number;
+  /** The part of the policy that asked for approval, in words. */
+  policyRule: string;
   createdAt: Date;
   expiresAt: Date;
   decidedBy: string | null;
@@ -39,11 +41,12 @@ export type NewApproval = Pick<
   | 'request'
   | 'policyId'
   | 'policyVersion'
+  | 'policyRule'
 > & { ttlSeconds: number };
 
 const columns = (sql: Db) => sql`
   id, environment_id, fingerprint, workflow_id, action, scope, agent_id, user_external_id,
-  requested_from, status, request, policy_id, policy_version, created_at, expires_at,
+  requested_from, status, request, policy_id, policy_version, policy_rule, created_at, expires_at,
   decided_by, decided_at, consumed_at`;
 
 export function approvalView(approval: Approval): ApprovalView {
@@ -56,6 +59,7 @@ export function approvalView(approval: Approval): ApprovalView {
     agent_id: approval.agentId,
     user: approval.userExternalId,
     request: approval.request,
+    policy: { id: approval.policyId, version: approval.policyVersion, rule: approval.policyRule },
     created_at: approval.createdAt.toISOString(),
     expires_at: approval.expiresAt.toISOString(),
     decided_by: approval.decidedBy,
@@ -70,11 +74,12 @@ export function approvalView(approval: Approval): ApprovalView {
 export async function openApproval(sql: Db, input: NewApproval): Promise<Approval> {
   const [row]: [Approval?] = await sql`
     insert into approvals (id, environment_id, fingerprint, workflow_id, action, scope, agent_id,
-      user_external_id, requested_from, status, request, policy_id, policy_version, expires_at)
+      user_external_id, requested_from, status, request, policy_id, policy_version, policy_rule,
+      expires_at)
     values (${uuidv7()}, ${input.environmentId}, ${input.fingerprint}, ${input.workflowId},
       ${input.action}, ${input.scope}, ${input.agentId}, ${input.userExternalId},
       ${input.requestedFrom}, 'pending', ${sql.json(input.request as postgres.JSONValue)},
-      ${input.policyId}, ${input.policyVersion},
+      ${input.policyId}, ${input.policyVersion}, ${input.policyRule},
       now() + make_interval(secs => ${input.ttlSeconds}))
     on conflict (environment_id, fingerprint) where status = 'pending' do nothing
     returning ${columns(sql)}`;
@@ -149,4 +154,44 @@ export async function pendingApprovalsOfUser(
     select id, workflow_id from approvals
     where environment_id = ${environmentId} and user_external_id = ${userExternalId}
       and status = 'pending'`;
+}
+
+export interface ApprovalFilters {
+  /** As presented: a pending approval past its expiry counts as expired. */
+  status?: ApprovalStatus;
+  /** Approvals that ask this decider. */
+  requestedFrom?: string;
+  agentId?: string;
+  userExternalId?: string;
+  action?: string;
+  /** Keyset paging: only approvals older than this id (UUIDv7 ids are time-ordered). */
+  before?: string;
+}
+
+/** The approvers' inbox: an environment's approvals, newest first. */
+export async function listApprovals(
+  sql: Db,
+  environmentId: string,
+  filters: ApprovalFilters,
+  limit: number,
+): Promise<Approval[]> {
+  const { status } = filters;
+  const statusIs =
+    status === undefined
+      ? sql``
+      : status === 'pending'
+        ? sql`and status = 'pending' and expires_at > now()`
+        : status === 'expired'
+          ? sql`and (status = 'expired' or (status = 'pending' and expires_at <= now()))`
+          : sql`and status = ${status}`;
+  return sql<Approval[]>`
+    select ${columns(sql)} from approvals
+    where environment_id = ${environmentId} ${statusIs}
+      ${filters.requestedFrom === undefined ? sql`` : sql`and ${filters.requestedFrom} = any (requested_from)`}
+      ${filters.agentId === undefined ? sql`` : sql`and agent_id = ${filters.agentId}`}
+      ${filters.userExternalId === undefined ? sql`` : sql`and user_external_id = ${filters.userExternalId}`}
+      ${filters.action === undefined ? sql`` : sql`and action = ${filters.action}`}
+      ${filters.before === undefined ? sql`` : sql`and id < ${filters.before}`}
+    order by id desc
+    limit ${limit}`;
 }

@@ -1,11 +1,11 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { approvalView, findApproval, type Approval } from '../../activities/db/approvals.js';
-import type { ApprovalView } from '../../workflows/call-types.js';
+import { listApprovals } from '../../activities/db/approvals.js';
 import type { ApiDeps } from '../app.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { decideApproval, loadApproval, presentApproval } from '../approvals/decide.js';
 import { uuidString } from '../http/ids.js';
 import { authorize, callerOf, checkAccess } from '../http/authorize.js';
+import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { parse } from '../http/validate.js';
 import {
   registerConnectedUserOperation,
@@ -19,15 +19,69 @@ export const decideBody = z
   .strictObject({ decision: z.enum(['approve', 'deny']) })
   .meta({ id: 'decide_approval_input' });
 
+const statuses = ['pending', 'approved', 'rejected', 'expired', 'cancelled'] as const;
+const scopes = z.enum(['read', 'write', 'destructive']);
+
+const shownBody = z
+  .object({
+    bytes: z.int().meta({ description: 'Size of the whole body' }),
+    sha256: z.string().meta({ description: 'Hex SHA-256 of the whole body' }),
+    encoding: z.enum(['utf8', 'base64']).meta({
+      description: '`utf8` when the shown part is text; otherwise `content` is base64',
+    }),
+    content: z.string().meta({ description: 'The first 64 KiB of the body' }),
+    truncated: z.boolean(),
+  })
+  .meta({ id: 'ApprovalRequestBody' });
+
+const requestSchema = z
+  .object({
+    action: z.string(),
+    user: z.string(),
+    via: z.enum(['api', 'mcp']),
+    input: z.unknown().optional().meta({ description: 'Actions: the input that will run' }),
+    method: z.string().optional().meta({ description: 'Proxy: the HTTP method that will be sent' }),
+    path: z.string().optional().meta({ description: "Proxy: the path below the app's API base" }),
+    query: z.string().nullable().optional().meta({ description: 'Proxy: the raw query string' }),
+    headers: z
+      .record(
+        z.string(),
+        z.union([z.string(), z.object({ encoding: z.literal('base64'), content: z.string() })]),
+      )
+      .optional()
+      .meta({ description: 'Proxy: the headers that will be forwarded to the app' }),
+    body: shownBody
+      .nullable()
+      .optional()
+      .meta({ description: 'Proxy: the body that will be sent' }),
+  })
+  .meta({
+    id: 'ApprovalRequest',
+    description:
+      'Exactly what runs once approved: the action and its input, or the proxy request as it will be sent. A retry that differs in any of it is another call.',
+  });
+
 const approvalSchema = z.object({
   id: z.string(),
-  status: z.enum(['pending', 'approved', 'rejected', 'expired', 'cancelled']),
-  requested_from: z.array(z.string()),
-  action: z.string(),
-  scope: z.enum(['read', 'write', 'destructive']),
-  agent_id: z.string(),
+  status: z.enum(statuses).meta({
+    description:
+      '`pending`, `approved`, `rejected`; also `expired` (no decision in time) and `cancelled` (the user was deleted)',
+  }),
+  requested_from: z
+    .array(z.string())
+    .meta({ description: 'Who may decide; empty means anyone allowed to decide but the agent' }),
+  action: z.string().meta({ description: '`<app>.<action>`, or `<app>.proxy`' }),
+  scope: scopes,
+  agent_id: z.string().meta({ description: 'The agent whose call is held (it can never decide)' }),
   user: z.string().meta({ description: "The user's external id" }),
-  request: z.record(z.string(), z.unknown()).meta({ description: 'What the held call asks' }),
+  request: requestSchema,
+  policy: z
+    .object({
+      id: z.string(),
+      version: z.int(),
+      rule: z.string().meta({ description: 'The part of the policy that asked for approval' }),
+    })
+    .meta({ description: 'The policy version that held the call' }),
   created_at: z.iso.datetime(),
   expires_at: z.iso.datetime(),
   decided_by: z.string().nullable(),
@@ -39,6 +93,47 @@ const decidedSchema = z.object({
   decided_by: z.string(),
 });
 
+const filters = {
+  status: z.enum(statuses).optional(),
+  requested_from: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: 'Approvals that ask this decider' }),
+  agent: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: 'The agent whose call is held' }),
+  user: z.string().min(1).max(255).optional().meta({ description: "A user's external id" }),
+  action: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: '`<app>.<action>` or `<app>.proxy`' }),
+};
+export const listApprovalsQuery = z
+  .strictObject({ ...filters, ...pageQuery('cursor') })
+  .meta({ id: 'ListApprovalsQuery' });
+const listApprovalsManagementQuery = z
+  .strictObject({ ...filters, ...pageQuery('nextCursor') })
+  .meta({ id: 'list_approvals_input' });
+
+const decideNote =
+  'Needs scope approvals:decide. The agent whose call is held can never decide it, and when `requested_from` is set only a decider named there may (403 `insufficient_access`).';
+
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/approvals',
+  operationId: 'list_approval_records',
+  summary: `Approvals, newest first, with filters (a \`business\` key gets \`{data, nextCursor}\`); needs scope approvals:read`,
+  request: { query: listApprovalsQuery },
+  response: z.object({ data: z.array(approvalSchema), cursor: z.string().nullable() }),
+  errors: [400, 401, 403],
+});
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/approvals/{id}',
@@ -56,12 +151,23 @@ for (const [verb, status] of [
     method: 'post',
     path: `/v1/approvals/{id}/${verb}`,
     operationId: `${verb}_approval`,
-    summary: `${verb === 'approve' ? 'Approve' : 'Reject'} a pending approval (→ ${status}); needs scope approvals:decide`,
+    summary: `${verb === 'approve' ? 'Approve' : 'Reject'} a pending approval (→ ${status}). ${decideNote}`,
     request: { params: approvalParam },
     response: decidedSchema,
     errors: [400, 401, 403, 404, 409],
   });
 }
+registerManagementOperation({
+  method: 'get',
+  path: '/v1/approvals',
+  operationId: 'list_approvals',
+  summary:
+    'Approvals, newest first: the approvers inbox (filters status, requested_from, agent, user, action)',
+  scope: 'approvals:read',
+  request: { query: listApprovalsManagementQuery },
+  output: z.array(approvalSchema).meta({ id: 'list_approvals_output' }),
+  envelope: { nextCursor: z.string().nullable() },
+});
 registerManagementOperation({
   method: 'get',
   path: '/v1/approvals/{approvalId}',
@@ -75,7 +181,7 @@ registerManagementOperation({
   method: 'post',
   path: '/v1/approvals/{approvalId}/decision',
   operationId: 'decide_approval',
-  summary: 'Approve or deny a pending approval',
+  summary: `Approve or deny a pending approval. ${decideNote}`,
   scope: 'approvals:decide',
   request: {
     params: managementParam,
@@ -84,47 +190,56 @@ registerManagementOperation({
   output: approvalSchema.meta({ id: 'decide_approval_output' }),
 });
 
-/** A pending approval past its expiry reads as expired, even before its workflow says so. */
-function present(approval: Approval, now = new Date()): ApprovalView {
-  const view = approvalView(approval);
-  return view.status === 'pending' && approval.expiresAt <= now
-    ? { ...view, status: 'expired' }
-    : view;
-}
-
 /**
  * SPEC.md §4.1 approvals and §4.2 get_approval / decide_approval: one set of approvals, decided
- * through the workflow Update of the call that waits on them (DESIGN.md §4).
+ * through the workflow Update of the call that waits on them (DESIGN.md §4), by deciders the
+ * four-eyes rules allow (DESIGN.md §3).
  */
 export function approvalRoutes(deps: ApiDeps): Router {
   const router = Router();
   const calls = new CallWorkflows(deps.temporal, deps.sql, deps.config.temporal.taskQueue);
 
-  async function load(res: Response, id: string): Promise<Approval> {
-    const approval = await findApproval(deps.sql, callerOf(res).environmentId, id);
-    if (!approval) throw new NotFoundError(`Approval ${id}`);
-    return approval;
-  }
+  const decide = (res: Response, approvalId: string, decision: 'approve' | 'reject') => {
+    const caller = callerOf(res);
+    return decideApproval(deps.sql, calls, {
+      environmentId: caller.environmentId,
+      approvalId,
+      decision,
+      decidedBy: caller.agentId,
+    });
+  };
 
-  async function decide(
-    res: Response,
-    id: string,
-    decision: 'approve' | 'reject',
-  ): Promise<ApprovalView> {
-    const approval = await load(res, id);
-    const current = present(approval);
-    if (current.status !== 'pending') {
-      throw new ConflictError(
-        `Approval ${id} is ${current.status}; only a pending one can be decided.`,
-        {
-          approval: { id, status: current.status },
-        },
+  // DESIGN.md §3: the paths both interfaces define answer each audience in its own shape.
+  router.get(
+    '/v1/approvals',
+    authorize({ operation: 'read', scope: 'approvals:read' }),
+    async (req, res) => {
+      const caller = callerOf(res);
+      const business = caller.audience === 'business';
+      const query = parse(
+        business ? listApprovalsManagementQuery : listApprovalsQuery,
+        req.query,
+        'query',
       );
-    }
-    return calls.decide(approval, { decision, decidedBy: callerOf(res).agentId });
-  }
+      const rows = await listApprovals(
+        deps.sql,
+        caller.environmentId,
+        {
+          ...(query.status ? { status: query.status } : {}),
+          ...(query.requested_from ? { requestedFrom: query.requested_from } : {}),
+          ...(query.agent ? { agentId: query.agent } : {}),
+          ...(query.user ? { userExternalId: query.user } : {}),
+          ...(query.action ? { action: query.action } : {}),
+          ...(query.cursor ? { before: decodeCursor(query.cursor) } : {}),
+        },
+        query.limit + 1,
+      );
+      const { items, cursor } = page(rows, query.limit);
+      const data = items.map((approval) => presentApproval(approval));
+      res.json(business ? { data, nextCursor: cursor } : { data, cursor });
+    },
+  );
 
-  // DESIGN.md §3: the one path both interfaces define answers each audience in its own shape.
   router.get('/v1/approvals/:id', authorize({ operation: 'read' }), async (req, res) => {
     const caller = callerOf(res);
     const business = caller.audience === 'business';
@@ -132,7 +247,7 @@ export function approvalRoutes(deps: ApiDeps): Router {
     const { id } = business
       ? { id: parse(managementParam, { approvalId: req.params.id }, 'path').approvalId }
       : parse(approvalParam, req.params, 'path');
-    const view = present(await load(res, id));
+    const view = presentApproval(await loadApproval(deps.sql, caller.environmentId, id));
     res.json(business ? { data: view } : view);
   });
 

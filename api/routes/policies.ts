@@ -80,7 +80,7 @@ registerConnectedUserOperation({
   method: 'get',
   path: '/v1/policies',
   operationId: 'list_policies',
-  summary: 'The policies of this environment',
+  summary: 'The policies of this environment; needs scope policies:read',
   response: z.object({ data: z.array(listItem) }),
   errors: [401, 403],
 });
@@ -125,7 +125,8 @@ registerConnectedUserOperation({
   method: 'put',
   path: '/v1/policies/{id}',
   operationId: 'replace_policy',
-  summary: 'Replace a policy (its rules are replaced), creating version n+1 (or 1 for a new id)',
+  summary:
+    'Replace a policy (its rules are replaced), creating version n+1 (or 1 for a new id); needs scope policies:manage, which the keys agents call with (standard) lack',
   request: {
     params: policyIdParam,
     body: { content: { 'application/json': { schema: replacePolicyBody } }, required: true },
@@ -152,29 +153,37 @@ function present(policy: StoredPolicy) {
 /** SPEC.md §4.1 policies, with the model of DESIGN.md §4. */
 export function policyRoutes(deps: ApiDeps): Router {
   const router = Router();
-  router.get('/v1/policies', authorize({ operation: 'read' }), async (_req, res) => {
-    const policies = await listPolicies(deps.sql, callerOf(res).environmentId);
-    res.json({
-      data: policies.map((p) => ({
-        id: p.id,
-        name: p.name,
-        environment: p.environmentName,
-        agents: p.agents,
-        version: p.version,
-      })),
-    });
-  });
+  router.get(
+    '/v1/policies',
+    authorize({ operation: 'read', scope: 'policies:read' }),
+    async (_req, res) => {
+      const policies = await listPolicies(deps.sql, callerOf(res).environmentId);
+      res.json({
+        data: policies.map((p) => ({
+          id: p.id,
+          name: p.name,
+          environment: p.environmentName,
+          agents: p.agents,
+          version: p.version,
+        })),
+      });
+    },
+  );
 
-  router.get('/v1/policies/:id', authorize({ operation: 'read' }), async (req, res) => {
-    const { id } = parse(policyIdParam, req.params, 'path');
-    const policy = await findPolicy(deps.sql, callerOf(res).environmentId, id);
-    if (!policy) throw new NotFoundError(`Policy "${id}"`);
-    res.json(present(policy));
-  });
+  router.get(
+    '/v1/policies/:id',
+    authorize({ operation: 'read', scope: 'policies:read' }),
+    async (req, res) => {
+      const { id } = parse(policyIdParam, req.params, 'path');
+      const policy = await findPolicy(deps.sql, callerOf(res).environmentId, id);
+      if (!policy) throw new NotFoundError(`Policy "${id}"`);
+      res.json(present(policy));
+    },
+  );
 
   router.get(
     '/v1/policies/:id/versions/:version',
-    authorize({ operation: 'read' }),
+    authorize({ operation: 'read', scope: 'policies:read' }),
     async (req, res) => {
       const { id, version } = parse(policyVersionParams, req.params, 'path');
       const policy = await findPolicyVersion(deps.sql, callerOf(res).environmentId, id, version);
@@ -183,37 +192,43 @@ export function policyRoutes(deps: ApiDeps): Router {
     },
   );
 
-  router.put('/v1/policies/:id', authorize({ operation: 'write' }), async (req, res) => {
-    const caller = callerOf(res);
-    const { id } = parse(policyIdParam, req.params, 'path');
-    const body = parse(replacePolicyBody, req.body, 'body');
-    const outcome = await deps.sql.begin(async (tx) => {
-      const current = await findPolicy(tx, caller.environmentId, id);
-      return replacePolicy(
-        tx,
-        caller.environmentId,
-        id,
-        {
-          name: body.name ?? current?.name ?? id,
-          agents: body.agents ?? current?.agents ?? [],
-          defaults: body.defaults,
-          rules: body.rules,
-          approval: body.approval ??
-            current?.approval ?? { requested_from: [], ttl_seconds: 24 * 3600 },
-        },
-        caller.agentId,
-      );
-    });
-    if (!outcome.ok) {
-      throw new ConflictError(
-        `Agent "${outcome.agent}" is already governed by policy "${outcome.claimedBy}".`,
-        {
-          agent: outcome.agent,
-          policy: outcome.claimedBy,
-        },
-      );
-    }
-    res.json({ id, version: outcome.version, updated_by: caller.agentId });
-  });
+  // Separation of duties (DESIGN.md §3): the keys agents call with lack `policies:manage`, so a
+  // governed agent cannot rewrite the policy that governs it, nor move itself under another.
+  router.put(
+    '/v1/policies/:id',
+    authorize({ operation: 'write', scope: 'policies:manage' }),
+    async (req, res) => {
+      const caller = callerOf(res);
+      const { id } = parse(policyIdParam, req.params, 'path');
+      const body = parse(replacePolicyBody, req.body, 'body');
+      const outcome = await deps.sql.begin(async (tx) => {
+        const current = await findPolicy(tx, caller.environmentId, id);
+        return replacePolicy(
+          tx,
+          caller.environmentId,
+          id,
+          {
+            name: body.name ?? current?.name ?? id,
+            agents: body.agents ?? current?.agents ?? [],
+            defaults: body.defaults,
+            rules: body.rules,
+            approval: body.approval ??
+              current?.approval ?? { requested_from: [], ttl_seconds: 24 * 3600 },
+          },
+          caller.agentId,
+        );
+      });
+      if (!outcome.ok) {
+        throw new ConflictError(
+          `Agent "${outcome.agent}" is already governed by policy "${outcome.claimedBy}".`,
+          {
+            agent: outcome.agent,
+            policy: outcome.claimedBy,
+          },
+        );
+      }
+      res.json({ id, version: outcome.version, updated_by: caller.agentId });
+    },
+  );
   return router;
 }

@@ -20,6 +20,7 @@ import {
   APPROVAL_NOT_PENDING,
   CALL_ENDED,
   CALL_WORKFLOW,
+  DECIDER_REFUSED,
   callUpdate,
   callWorkflowId,
   decideUpdate,
@@ -32,7 +33,7 @@ import type {
   DecisionInput,
 } from '../../workflows/call-types.js';
 import { searchAttributes } from '../../workflows/search-attributes.js';
-import { ConflictError } from '../errors.js';
+import { ConflictError, InsufficientAccessError } from '../errors.js';
 
 /**
  * gRPC statuses an Update may meet while many callers crowd one workflow: RESOURCE_EXHAUSTED
@@ -174,6 +175,11 @@ export class CallWorkflows {
         transient,
       );
     } catch (error) {
+      if (failureType(error) === DECIDER_REFUSED && error instanceof WorkflowUpdateFailedError) {
+        throw new InsufficientAccessError(error.cause?.message ?? 'This decider may not decide.', {
+          approval: { id: approval.id },
+        });
+      }
       if (failureType(error) === APPROVAL_NOT_PENDING || error instanceof WorkflowNotFoundError) {
         throw new ConflictError(`Approval ${approval.id} is no longer pending.`, {
           approval: { id: approval.id },

@@ -43,9 +43,20 @@ describe('access levels (DESIGN.md §3)', () => {
     expect(outcome(access, operation)).toBe(expected);
   });
 
-  it('gives each level its default management scopes', () => {
-    expect(defaultScopes('read_only').every((s) => s.endsWith(':read'))).toBe(true);
-    expect(defaultScopes('standard')).toEqual([...defaultScopes('read_only'), 'approvals:decide']);
-    expect(defaultScopes('full')).toHaveLength(8);
+  it('gives each level its default scopes: only full keys may decide or govern', () => {
+    const reads = [
+      'funded_access:read',
+      'auth_configs:read',
+      'approvals:read',
+      'connect_settings:read',
+      'policies:read',
+    ];
+    expect(defaultScopes('read_only')).toEqual(reads);
+    // Separation of duties: the keys agents call with cannot decide approvals or change policy.
+    expect(defaultScopes('standard')).toEqual(reads);
+    expect(defaultScopes('full')).toEqual(
+      expect.arrayContaining([...reads, 'approvals:decide', 'policies:manage']),
+    );
+    expect(defaultScopes('full')).toHaveLength(10);
   });
 });

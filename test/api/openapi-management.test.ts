@@ -86,6 +86,8 @@ const OPERATIONS = [
     'proposal',
   ],
   ['get', '/v1/approvals/{approvalId}', 'get_approval', 'approvals:read', 'read'],
+  // Beyond SPEC.md's fifteen: the approvers' inbox (issue 10, DESIGN.md §4).
+  ['get', '/v1/approvals', 'list_approvals', 'approvals:read', 'read'],
   [
     'post',
     '/v1/approvals/{approvalId}/decision',
@@ -124,7 +126,7 @@ afterAll(async () => {
 });
 
 describe('the management document (SPEC.md §4.2)', () => {
-  it('is titled "management API" 1.0.0 and has exactly the fifteen operations', () => {
+  it('is titled "management API" 1.0.0 and has exactly the fifteen operations of SPEC.md and the approvers inbox', () => {
     expect(doc.info).toMatchObject({ title: 'management API', version: '1.0.0' });
     const ids = Object.values(doc.paths).flatMap((ops) =>
       Object.values(ops).map((op) => op.operationId),

@@ -9,14 +9,21 @@ let api: TestApi;
 let admin: TestKey;
 let reader: TestKey;
 let other: TestKey;
+/** A standard key, as agents call with: it reads policies but cannot change them. */
+let agent: TestKey;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   api = await startTestApi(testConfig(db.url), db.sql);
   admin = await createTestKey(db.sql, {
     env: 'production',
-    access: 'standard',
+    access: 'full',
     agentId: 'ops-console',
+  });
+  agent = await createTestKey(db.sql, {
+    env: 'production',
+    access: 'standard',
+    agentId: 'billing-agent',
   });
   reader = await createTestKey(db.sql, { env: 'production', access: 'read_only' });
   other = await createTestKey(db.sql, { env: 'staging', access: 'full' });
@@ -159,6 +166,58 @@ describe('policies', () => {
       403,
     );
     expect((await call(reader, 'GET', '/v1/policies')).status).toBe(200);
+  });
+
+  it('refuses every change from a standard key: an agent cannot loosen its own governance', async () => {
+    const before = (await call(admin, 'GET', '/v1/policies/default')).body;
+    const allowAll = { read: 'allow', write: 'allow', destructive: 'allow' };
+    for (const [path, body] of [
+      ['/v1/policies/default', { defaults: allowAll }],
+      // Moving itself (or another agent) under a new allow-all policy.
+      ['/v1/policies/loose', { agents: ['billing-agent'], defaults: allowAll }],
+      ['/v1/policies/loose', { agents: ['someone-else'], defaults: allowAll }],
+    ] as const) {
+      const refused = await call(agent, 'PUT', path, body);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toMatchObject({
+        code: 'insufficient_access',
+        required_scope: 'policies:manage',
+      });
+    }
+    expect((await call(admin, 'GET', '/v1/policies/default')).body).toEqual(before);
+    expect((await call(admin, 'GET', '/v1/policies/loose')).status).toBe(404);
+    // It may still read the policy that governs it.
+    expect((await call(agent, 'GET', '/v1/policies/default')).status).toBe(200);
+  });
+
+  it('needs policies:read to read and policies:manage to replace, as granted per key', async () => {
+    const noScopes = await createTestKey(db.sql, {
+      env: 'production',
+      access: 'full',
+      scopes: [],
+    });
+    for (const path of [
+      '/v1/policies',
+      '/v1/policies/default',
+      '/v1/policies/default/versions/1',
+    ]) {
+      const refused = await call(noScopes, 'GET', path);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toMatchObject({ required_scope: 'policies:read' });
+    }
+    const governor = await createTestKey(db.sql, {
+      env: 'production',
+      access: 'standard',
+      agentId: 'policy-editor',
+      scopes: ['policies:read', 'policies:manage'],
+    });
+    const current = (await call(admin, 'GET', '/v1/policies/default')).body;
+    const replaced = await call(governor, 'PUT', '/v1/policies/default', {
+      defaults: current.defaults,
+      rules: current.rules,
+    });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.updated_by).toBe('policy-editor');
   });
 
   it('keeps environments apart', async () => {

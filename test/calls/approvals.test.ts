@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
@@ -16,6 +17,10 @@ let quick: TestKey;
  * even on a loaded machine, short enough to wait out.
  */
 let relaxed: TestKey;
+/** Agent `ops@example.com`: the decider that `quick` and `relaxed` approvals are requested from. */
+let ops: TestKey;
+/** Governed by policy `named`: approvals requested from ops@example.com, lasting an hour. */
+let named: TestKey;
 
 interface ApprovalRef {
   id: string;
@@ -49,11 +54,13 @@ beforeAll(async () => {
     await stack.connect(user);
   }
   readOnly = await createTestKey(stack.db.sql, { env: 'test', access: 'read_only' });
+  // A dashboard that decides: standard keys decide only when granted approvals:decide.
   business = await createTestKey(stack.db.sql, {
     env: 'test',
     access: 'standard',
     audience: 'business',
     agentId: 'dashboard',
+    scopes: ['approvals:read', 'approvals:decide'],
   });
   readScopeOnly = await createTestKey(stack.db.sql, {
     env: 'test',
@@ -62,6 +69,12 @@ beforeAll(async () => {
   });
   quick = await keyUnderOwnPolicy('quick', 2);
   relaxed = await keyUnderOwnPolicy('relaxed', 6);
+  named = await keyUnderOwnPolicy('named', 3600);
+  ops = await createTestKey(stack.db.sql, {
+    env: 'test',
+    access: 'full',
+    agentId: 'ops@example.com',
+  });
 });
 
 /** A full key for agent `<policyId>-bot`, governed by its own policy with this approval ttl. */
@@ -106,9 +119,13 @@ describe('a held call', () => {
     });
     expect(await titles('u_ann')).not.toContain(input.title);
 
-    const approved = await stack.request(stack.key, 'POST', `/v1/approvals/${first.id}/approve`);
-    expect(approved.body).toEqual({ id: first.id, status: 'approved', decided_by: 'test-agent' });
-    const twice = await stack.request(stack.key, 'POST', `/v1/approvals/${first.id}/reject`);
+    const approved = await stack.request(
+      stack.approver,
+      'POST',
+      `/v1/approvals/${first.id}/approve`,
+    );
+    expect(approved.body).toEqual({ id: first.id, status: 'approved', decided_by: 'approver' });
+    const twice = await stack.request(stack.approver, 'POST', `/v1/approvals/${first.id}/reject`);
     expect(twice.status).toBe(409);
 
     const ran = await stack.run('acme.create_task', { user: 'u_ann', input });
@@ -120,15 +137,15 @@ describe('a held call', () => {
     const next = approvalOf(await stack.run('acme.create_task', { user: 'u_ann', input }));
     expect(next.id).not.toBe(first.id);
     const after = await stack.request(stack.key, 'GET', `/v1/approvals/${first.id}`);
-    expect(after.body).toMatchObject({ status: 'approved', decided_by: 'test-agent' });
+    expect(after.body).toMatchObject({ status: 'approved', decided_by: 'approver' });
     expect(after.body.decided_at).toEqual(expect.any(String));
   });
 
   it('rejected: identical calls are denied naming the approval until it expires', async () => {
     const input = { title: 'rejected one' };
     const held = approvalOf(await stack.run('acme.create_task', { user: 'u_ben', input }));
-    const rejected = await stack.request(stack.key, 'POST', `/v1/approvals/${held.id}/reject`);
-    expect(rejected.body).toEqual({ id: held.id, status: 'rejected', decided_by: 'test-agent' });
+    const rejected = await stack.request(stack.approver, 'POST', `/v1/approvals/${held.id}/reject`);
+    expect(rejected.body).toEqual({ id: held.id, status: 'rejected', decided_by: 'approver' });
     const retry = await stack.run('acme.create_task', { user: 'u_ben', input });
     expect(retry.status).toBe(403);
     expect(retry.body.error).toMatchObject({
@@ -147,7 +164,7 @@ describe('a held call', () => {
     await sleep(2500);
     const view = await stack.request(stack.key, 'GET', `/v1/approvals/${held.id}`);
     expect(view.body.status).toBe('expired');
-    const late = await stack.request(stack.key, 'POST', `/v1/approvals/${held.id}/approve`);
+    const late = await stack.request(ops, 'POST', `/v1/approvals/${held.id}/approve`);
     expect(late.status).toBe(409);
     expect(codeOf(late)).toBe('conflict');
     const fresh = approvalOf(
@@ -175,9 +192,9 @@ describe('a held call', () => {
       select count(*)::int as n from audit_events where user_external_id = 'u_dan' and decision = 'blocked'`;
     expect(audited?.n).toBe(50);
 
-    expect((await stack.request(stack.key, 'POST', `/v1/approvals/${id}/approve`)).status).toBe(
-      200,
-    );
+    expect(
+      (await stack.request(stack.approver, 'POST', `/v1/approvals/${id}/approve`)).status,
+    ).toBe(200);
     const before = stack.acme.demo.stats().apiRequests;
     const retries = await Promise.all(
       Array.from({ length: 5 }, () => stack.run('acme.create_task', { user: 'u_dan', input })),
@@ -419,7 +436,7 @@ describe('a rejected approval that then expires', () => {
     const input = { title: 'rejected then expired' };
     const call = () => stack.run('acme.create_task', { user: 'u_kit', input }, { key: relaxed });
     const held = approvalOf(await call());
-    const rejected = await stack.request(stack.key, 'POST', `/v1/approvals/${held.id}/reject`);
+    const rejected = await stack.request(ops, 'POST', `/v1/approvals/${held.id}/reject`);
     expect(rejected.status).toBe(200);
     expect(rejected.body).toMatchObject({ id: held.id, status: 'rejected' });
 
@@ -480,7 +497,7 @@ describe('approval.decided', () => {
       const held = approvalOf(
         await stack.run('acme.create_task', { user: 'u_eve', input: { title: 'announced' } }),
       );
-      await stack.request(stack.key, 'POST', `/v1/approvals/${held.id}/approve`);
+      await stack.request(stack.approver, 'POST', `/v1/approvals/${held.id}/approve`);
       // Earlier decisions of this file may be delivered too: this endpoint now gets them all.
       const ours = () =>
         receiver.deliveries.filter((d) => d.headers['webhook-id'] === `evt_${held.id}`);
@@ -496,7 +513,7 @@ describe('approval.decided', () => {
       expect(payload.data.approval).toMatchObject({
         id: held.id,
         status: 'approved',
-        decided_by: 'test-agent',
+        decided_by: 'approver',
       });
     } finally {
       await stack.request(stack.key, 'DELETE', '/v1/webhook-endpoint');
@@ -512,7 +529,11 @@ describe('the retry window after approval', () => {
       await brief.connect('u_late');
       const input = { title: 'retried too late' };
       const held = approvalOf(await brief.run('acme.create_task', { user: 'u_late', input }));
-      const approved = await brief.request(brief.key, 'POST', `/v1/approvals/${held.id}/approve`);
+      const approved = await brief.request(
+        brief.approver,
+        'POST',
+        `/v1/approvals/${held.id}/approve`,
+      );
       expect(approved.status).toBe(200);
       // Well past the 1 s window, even if a loaded machine fires the workflow's timer late.
       await sleep(3000);
@@ -544,7 +565,199 @@ describe('deleting the user', () => {
       if (status !== 'cancelled') await sleep(100);
     }
     expect(status).toBe('cancelled');
-    const late = await stack.request(stack.key, 'POST', `/v1/approvals/${held.id}/approve`);
+    const late = await stack.request(stack.approver, 'POST', `/v1/approvals/${held.id}/approve`);
     expect(late.status).toBe(409);
+  });
+});
+
+describe('four eyes (DESIGN.md §3)', () => {
+  const decisionPaths = (id: string) =>
+    [
+      ['POST', `/v1/approvals/${id}/approve`, undefined],
+      ['POST', `/v1/approvals/${id}/reject`, undefined],
+      ['POST', `/v1/approvals/${id}/decision`, { decision: 'approve' }],
+      ['POST', `/v1/approvals/${id}/decision`, { decision: 'deny' }],
+    ] as const;
+
+  it('the agent whose call is held cannot decide it on any path, even with a full key', async () => {
+    await stack.connect('u_self');
+    const input = { title: `self-approved ${String(Date.now())}` };
+    const held = approvalOf(await stack.run('acme.create_task', { user: 'u_self', input }));
+    for (const [method, path, body] of decisionPaths(held.id)) {
+      const answer = await stack.request(stack.key, method, path, body ? { body } : {});
+      expect(answer.status).toBe(403);
+      expect(answer.body.error).toMatchObject({ code: 'insufficient_access', retryable: false });
+      expect((answer.body.error as { message: string }).message).toMatch(
+        /"test-agent" made the held call.*never decide its own approval/,
+      );
+    }
+    const view = await stack.request(stack.key, 'GET', `/v1/approvals/${held.id}`);
+    expect(view.body).toMatchObject({ status: 'pending', decided_by: null });
+    // Still held: the retry does not run.
+    expect(codeOf(await stack.run('acme.create_task', { user: 'u_self', input }))).toBe(
+      'approval_required',
+    );
+    expect(await titles('u_self')).not.toContain(input.title);
+  });
+
+  it('when requested_from is set, only a decider it names may decide, on every path', async () => {
+    await stack.connect('u_named');
+    const input = { title: `named ${String(Date.now())}` };
+    const held = approvalOf(
+      await stack.run('acme.create_task', { user: 'u_named', input }, { key: named }),
+    );
+    expect(held.requested_from).toEqual(['ops@example.com']);
+    for (const key of [stack.approver, business, stack.key]) {
+      for (const [method, path, body] of decisionPaths(held.id)) {
+        const answer = await stack.request(key, method, path, body ? { body } : {});
+        expect(answer.status).toBe(403);
+        expect(codeOf(answer)).toBe('insufficient_access');
+        expect((answer.body.error as { message: string }).message).toContain(
+          'requested from "ops@example.com"',
+        );
+      }
+    }
+    const approved = await stack.request(ops, 'POST', `/v1/approvals/${held.id}/approve`);
+    expect(approved.body).toEqual({
+      id: held.id,
+      status: 'approved',
+      decided_by: 'ops@example.com',
+    });
+    const ran = await stack.run('acme.create_task', { user: 'u_named', input }, { key: named });
+    expect(ran.body).toMatchObject({ ok: true, data: { title: input.title } });
+  });
+
+  it('the workflow itself refuses a decider the rules refuse, whatever sent the Update', async () => {
+    await stack.connect('u_direct');
+    const held = approvalOf(
+      await stack.run('acme.create_task', { user: 'u_direct', input: { title: 'direct' } }),
+    );
+    const [row] = await stack.db.sql<{ workflowId: string }[]>`
+      select workflow_id from approvals where id = ${held.id}`;
+    const handle = stack.api.temporal.workflow.getHandle(row?.workflowId ?? '');
+    const refusal = await handle
+      .executeUpdate('decide', {
+        args: [{ approvalId: held.id, decision: 'approve', decidedBy: 'test-agent' }],
+      })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    expect(refusal).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((refusal as WorkflowUpdateFailedError).cause).toMatchObject({
+      type: 'DeciderRefused',
+      message: expect.stringMatching(/never decide its own approval/),
+    });
+    const [after] = await stack.db.sql<{ status: string }[]>`
+      select status from approvals where id = ${held.id}`;
+    expect(after?.status).toBe('pending');
+  });
+});
+
+describe('what an approver sees', () => {
+  it('the record names the policy version and the rule that asked', async () => {
+    await stack.connect('u_rule');
+    const held = approvalOf(
+      await stack.run('acme.create_task', { user: 'u_rule', input: { title: 'which rule' } }),
+    );
+    const view = await stack.request(stack.approver, 'GET', `/v1/approvals/${held.id}`);
+    expect(view.body).toMatchObject({
+      agent_id: 'test-agent',
+      user: 'u_rule',
+      action: 'acme.create_task',
+      scope: 'write',
+      created_at: expect.any(String),
+      policy: { id: 'default', version: expect.any(Number), rule: 'defaults.write' },
+      request: { action: 'acme.create_task', input: { title: 'which rule' } },
+    });
+  });
+
+  it('GET /v1/approvals lists newest first, with filters and a cursor', async () => {
+    await stack.connect('u_inbox');
+    const titlesAsked = ['inbox 1', 'inbox 2', 'inbox 3'];
+    const ids: string[] = [];
+    for (const title of titlesAsked) {
+      ids.push(
+        approvalOf(await stack.run('acme.create_task', { user: 'u_inbox', input: { title } })).id,
+      );
+    }
+    const namedHeld = approvalOf(
+      await stack.run(
+        'acme.create_task',
+        { user: 'u_inbox', input: { title: 'inbox named' } },
+        { key: named },
+      ),
+    );
+    await stack.request(stack.approver, 'POST', `/v1/approvals/${ids[0] ?? ''}/reject`);
+
+    const list = async (query: string, key: TestKey = stack.approver) => {
+      const answer = await stack.request(key, 'GET', `/v1/approvals?${query}`);
+      expect(answer.status).toBe(200);
+      return answer.body as { data: { id: string; status: string }[]; cursor: string | null };
+    };
+    const all = await list('user=u_inbox');
+    expect(all.data.map((a) => a.id)).toEqual([namedHeld.id, ...[...ids].reverse()]);
+    expect((await list('user=u_inbox&status=pending')).data.map((a) => a.id)).toEqual([
+      namedHeld.id,
+      ids[2],
+      ids[1],
+    ]);
+    expect((await list('user=u_inbox&status=rejected')).data.map((a) => a.id)).toEqual([ids[0]]);
+    expect(
+      (await list('user=u_inbox&requested_from=ops%40example.com')).data.map((a) => a.id),
+    ).toEqual([namedHeld.id]);
+    expect((await list('user=u_inbox&agent=named-bot')).data.map((a) => a.id)).toEqual([
+      namedHeld.id,
+    ]);
+    expect((await list('action=acme.delete_task&user=u_inbox')).data).toEqual([]);
+    expect((await list('user=u_inbox&action=acme.create_task')).data).toHaveLength(4);
+
+    const first = await list('user=u_inbox&limit=3');
+    expect(first.data).toHaveLength(3);
+    expect(first.cursor).toEqual(expect.any(String));
+    const second = await list(`user=u_inbox&limit=3&cursor=${first.cursor ?? ''}`);
+    expect(second.data.map((a) => a.id)).toEqual([ids[0]]);
+    expect(second.cursor).toBeNull();
+
+    // A business key gets the management shape; a key without approvals:read is refused.
+    const managed = await stack.request(business, 'GET', '/v1/approvals?user=u_inbox&limit=1');
+    expect(managed.body).toMatchObject({
+      data: [{ id: namedHeld.id }],
+      nextCursor: expect.any(String),
+    });
+    const refused = await stack.request(
+      await createTestKey(stack.db.sql, { env: 'test', access: 'full', scopes: [] }),
+      'GET',
+      '/v1/approvals',
+    );
+    expect(refused.status).toBe(403);
+    expect(codeOf(refused)).toBe('insufficient_access');
+    const bad = await stack.request(stack.approver, 'GET', '/v1/approvals?status=maybe');
+    expect(bad.status).toBe(400);
+    expect(issuePaths(bad)).toEqual(['status']);
+  });
+
+  it('an expired approval is listed as expired, not pending', async () => {
+    await stack.connect('u_lapsed');
+    const held = approvalOf(
+      await stack.run(
+        'acme.create_task',
+        { user: 'u_lapsed', input: { title: 'lapsed' } },
+        { key: quick },
+      ),
+    );
+    await sleep(Math.max(0, Date.parse(held.expires_at) - Date.now()) + 300);
+    const pending = await stack.request(
+      stack.approver,
+      'GET',
+      '/v1/approvals?user=u_lapsed&status=pending',
+    );
+    expect(pending.body.data).toEqual([]);
+    const expired = await stack.request(
+      stack.approver,
+      'GET',
+      '/v1/approvals?user=u_lapsed&status=expired',
+    );
+    expect(expired.body.data).toMatchObject([{ id: held.id, status: 'expired' }]);
   });
 });

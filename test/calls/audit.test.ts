@@ -146,7 +146,7 @@ describe('GET /v1/audit/{event_id}', () => {
 
   it('shows the approval as it is now, and the run after approval as allowed', async () => {
     const approvalId = (made[1]?.answer.body.error as { approval: { id: string } }).approval.id;
-    await stack.request(stack.key, 'POST', `/v1/approvals/${approvalId}/approve`);
+    await stack.request(stack.approver, 'POST', `/v1/approvals/${approvalId}/approve`);
     const ran = await stack.run('acme.create_task', { user: 'u_zoe', input: { title: 'audited' } });
     expect(ran.status).toBe(200);
     const events = (await list('?user=u_zoe&limit=100')).data;

@@ -42,7 +42,7 @@ describe('a held call', () => {
 
     await stack.worker.stop();
     // The decision is asked while no worker runs: it waits in Temporal until one is back.
-    const deciding = stack.request(stack.key, 'POST', `/v1/approvals/${id}/approve`);
+    const deciding = stack.request(stack.approver, 'POST', `/v1/approvals/${id}/approve`);
     await new Promise((resolve) => setTimeout(resolve, 500));
     await stack.restartWorker();
     expect((await deciding).body).toMatchObject({ id, status: 'approved' });
@@ -80,7 +80,7 @@ describe('a held call', () => {
     server = await startTemporalDevServer(options);
     await stack.restartWorker();
 
-    const approved = await stack.request(stack.key, 'POST', `/v1/approvals/${id}/approve`);
+    const approved = await stack.request(stack.approver, 'POST', `/v1/approvals/${id}/approve`);
     expect(approved.body).toMatchObject({ id, status: 'approved' });
     const before = stack.acme.demo.stats().apiRequests;
     const ran = await stack.run('acme.create_task', { user: 'u_server', input });

@@ -77,7 +77,7 @@ describe('gatehouse keys', () => {
         'auth_configs:read',
         'approvals:read',
         'connect_settings:read',
-        'approvals:decide',
+        'policies:read',
       ],
     });
     expect(await status(key)).toBe(200);

@@ -18,8 +18,10 @@ export interface CallStack {
   config: Config;
   worker: TestWorker;
   api: TestApi;
-  /** Full access, agent `test-agent`. */
+  /** Full access, agent `test-agent`: the calling agent of most tests. */
   key: TestKey;
+  /** Full access, agent `approver`: decides the approvals of `key`'s calls (four eyes). */
+  approver: TestKey;
   environmentId: string;
   connect(externalId: string): Promise<SeededConnection>;
   request(
@@ -68,6 +70,11 @@ export async function startCallStack(
   let worker = await startTestWorker(config, db.sql);
   const api = await startTestApi(config, db.sql);
   const key = await createTestKey(db.sql, { env: 'test', access: 'full', agentId: 'test-agent' });
+  const approver = await createTestKey(db.sql, {
+    env: 'test',
+    access: 'full',
+    agentId: 'approver',
+  });
 
   const stack: CallStack = {
     db,
@@ -76,6 +83,7 @@ export async function startCallStack(
     worker,
     api,
     key,
+    approver,
     environmentId: key.environmentId,
     connect: (externalId) => acme.connect({ environmentId: key.environmentId, externalId }),
     async request(who, method, path, opts = {}) {
