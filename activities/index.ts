@@ -10,7 +10,7 @@ import { checkDatabaseActivity } from './health/check-database.js';
 import { exchangeCodeActivity } from './oauth/exchange-code.js';
 import { refreshTokensActivity } from './oauth/refresh-tokens.js';
 import { revokeAtProviderActivity } from './oauth/revoke-at-provider.js';
-import { webhookActivities } from './webhooks/deliver-approval-decided.js';
+import { webhookActivities } from './webhooks/webhook-activities.js';
 
 export interface ActivityDeps {
   sql: Sql;

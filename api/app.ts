@@ -10,6 +10,7 @@ import { shallowBody } from './http/validate.js';
 import { requestLog } from './http/request-log.js';
 import { traceId } from './http/trace-id.js';
 import { actionRoutes } from './routes/actions.js';
+import { approvalPageRoutes } from './routes/approval-page.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
 import { authConfigRoutes } from './routes/auth-configs.js';
@@ -58,6 +59,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(healthRoutes(deps));
   app.use(docsRoutes({ publicUrl: deps.config.api.publicUrl }));
   app.use(connectFlowRoutes(deps));
+  app.use(approvalPageRoutes(deps));
 
   app.use('/v1', authenticate(deps.sql));
   app.use(idempotency(deps.sql, deps.config.encryption));

@@ -19,6 +19,7 @@ import {
   TimeoutFailure,
   allHandlersFinished,
   condition,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -27,6 +28,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities/index.js';
 import type { AuditContext } from '../activities/calls/call-records.js';
 import {
@@ -43,6 +45,7 @@ import {
 import {
   APPROVAL_NOT_PENDING,
   CALL_ENDED,
+  DECIDER_REFUSED,
   callUpdate,
   cancelSignal,
   decideUpdate,
@@ -56,9 +59,10 @@ import {
   answerStopped,
   answerTooLarge,
 } from './call-answers.js';
+import { deciderRefusal } from './decider-rules.js';
 import { searchAttributes } from './search-attributes.js';
 import { settleAction, settleProxy, upstreamFailure, type Settled } from './upstream-answer.js';
-import { approvalDecidedWebhook } from './webhook.js';
+import { approvalDecidedWebhook, approvalRequestedWebhook } from './webhook.js';
 
 const records = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -221,6 +225,12 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
             APPROVAL_NOT_PENDING,
           );
         }
+        // The API refuses these first, with its reasons; this holds whatever path a decision took.
+        const refusal = deciderRefusal(
+          { agentId: call.agentId, requestedFrom: held.approval.requested_from },
+          input.decidedBy,
+        );
+        if (refusal !== null) throw ApplicationFailure.nonRetryable(refusal, DECIDER_REFUSED);
       },
     },
   );
@@ -314,6 +324,7 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
     ttlSeconds: preparation.approval.ttl_seconds,
     policyId: preparation.policyId ?? 'none',
     policyVersion: preparation.policyVersion ?? 0,
+    policyRule: preparation.rule,
   });
   held.approval = opened;
   upsertSearchAttributes([
@@ -321,6 +332,26 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
     { key: searchAttributes.approvalId, value: opened.id },
   ]);
   setCurrentDetails(`Waiting for approval ${opened.id} until ${opened.expires_at}.`);
+  // approval.requested carries the decision links to the approvers. Nothing waits for its start
+  // here: not the callers' answer, nor the answers after a decision (see `webhook` below). A
+  // previous run of this call that held the same approval may have a delivery still retrying:
+  // that one carries the same links. Held calls outlive deploys: the history of one held before
+  // this webhook existed must replay without it (`patched`).
+  const requested = patched('approval-requested-webhook')
+    ? startChild(approvalRequestedWebhook, {
+        workflowId: `webhook/approval.requested/${opened.id}`,
+        args: [
+          {
+            environmentId: call.environmentId,
+            approvalId: opened.id,
+            eventId: `evt_${opened.id}_requested`,
+          },
+        ],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      }).catch((error: unknown) => {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      })
+    : null;
   standing = answerHeld(opened, preparation.reason);
   phase = 'held';
   holdEndsAt = Date.parse(opened.expires_at);
@@ -332,6 +363,11 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
   if (held.deciding && held.decision === null) {
     await condition(() => held.decision !== null || !held.deciding);
   }
+  // A child must have started before its parent closes: end() awaits `webhook`, which the
+  // decision (if any) has set by now (TS cannot see a handler's assignment), so it waits for
+  // both webhooks' starts.
+  const decidedStart = webhook as Promise<unknown> | null;
+  webhook = Promise.all([decidedStart ?? Promise.resolve(), requested ?? Promise.resolve()]);
 
   if (held.decision === null) {
     const why = held.cancelled ? 'cancelled' : 'expired';

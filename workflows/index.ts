@@ -4,4 +4,4 @@ export { completeConnection } from './connect.js';
 export { refreshConnection } from './refresh.js';
 export { revokeConnection, deleteConnectedUser } from './revoke.js';
 export { governedCall } from './call.js';
-export { approvalDecidedWebhook } from './webhook.js';
+export { approvalDecidedWebhook, approvalRequestedWebhook } from './webhook.js';

@@ -1,8 +1,11 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 
-/** An `approval.decided` event to deliver; the payload is read from Postgres at delivery time. */
-export interface ApprovalDecidedEvent {
+/**
+ * An approval event to deliver (`approval.requested`, `approval.decided`). Ids only: the payload
+ * (and, for `approval.requested`, its decision links) is made from Postgres at delivery time.
+ */
+export interface ApprovalEvent {
   environmentId: string;
   approvalId: string;
   /** Stable across retries (`webhook-id`), so receivers can de-duplicate. */
@@ -10,7 +13,7 @@ export interface ApprovalDecidedEvent {
 }
 
 // Temporal's retries are the delivery guarantee: backoff up to an hour apart, for 24 hours.
-const { deliverApprovalDecided } = proxyActivities<Activities>({
+const { deliverApprovalDecided, deliverApprovalRequested } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '24 hours',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 hour' },
@@ -21,6 +24,14 @@ const { deliverApprovalDecided } = proxyActivities<Activities>({
  * workflow and left running when that one ends, so a receiver that is down for hours still gets
  * the event without holding the call open.
  */
-export async function approvalDecidedWebhook(event: ApprovalDecidedEvent): Promise<string> {
+export async function approvalDecidedWebhook(event: ApprovalEvent): Promise<string> {
   return deliverApprovalDecided(event);
+}
+
+/**
+ * Delivers `approval.requested` with the approval's decision links, the same way: started by
+ * the call workflow when it holds a call, and outliving it if need be.
+ */
+export async function approvalRequestedWebhook(event: ApprovalEvent): Promise<string> {
+  return deliverApprovalRequested(event);
 }

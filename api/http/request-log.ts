@@ -3,11 +3,15 @@ import { pinoHttp, type HttpLogger } from 'pino-http';
 import type { Logger } from '../../infra/logger.js';
 
 /**
- * Connect URLs carry secrets in the clear: the link token in the path, the authorization code
- * and state in the callback's query. Logs get the route's shape, never those values.
+ * Connect and decision-link URLs carry secrets in the clear: the link token in the path, the
+ * authorization code and state in the callback's query. Logs get the route's shape, never
+ * those values.
  */
 export function loggableUrl(url: string): string {
   const path = url.split('?')[0] ?? '';
+  if (path.startsWith('/approvals/review/')) {
+    return path.replace(/^\/approvals\/review\/[^/]+/, '/approvals/review/[token]');
+  }
   if (!path.startsWith('/connect/')) return url;
   return path.replace(/^\/connect\/(?!callback$)[^/]+/, '/connect/[token]');
 }

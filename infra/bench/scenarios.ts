@@ -61,10 +61,11 @@ function client(stack: BenchStack) {
       const body = (await response.json()) as { error?: { approval?: { id: string } } };
       return body.error?.approval?.id ?? null;
     },
+    /** Four eyes (DESIGN.md §3): the agent whose call is held cannot decide it. */
     async approve(id: string): Promise<boolean> {
       const response = await fetch(`${stack.apiUrl}/v1/approvals/${id}/approve`, {
         method: 'POST',
-        headers: auth,
+        headers: { authorization: `Bearer ${stack.approverKey}` },
       });
       await response.arrayBuffer();
       return response.status === 200;

@@ -22,7 +22,10 @@ export interface BenchStack {
   sql: Sql;
   apiUrl: string;
   demo: DemoApp;
+  /** The calling agent's key: standard, as an agent's key should be (DESIGN.md §3). */
   key: string;
+  /** Another agent's full key, which decides the calls held for `key` (four eyes). */
+  approverKey: string;
   /** A connected user of the demo app, and a valid token of theirs for the direct baseline. */
   user: string;
   connectionId: string;
@@ -95,13 +98,18 @@ export async function startBenchStack(options: { poolSize: number }): Promise<Be
       name: 'demo app',
       ...client,
     });
-    const { key } = await createApiKey(sql, {
-      environmentId: environment.id,
-      environmentName: environment.name,
-      name: 'bench',
-      access: 'full',
-      agentId: 'bench-agent',
-    });
+    const keyOf = async (name: string, access: 'standard' | 'full') =>
+      (
+        await createApiKey(sql, {
+          environmentId: environment.id,
+          environmentName: environment.name,
+          name,
+          access,
+          agentId: name,
+        })
+      ).key;
+    const key = await keyOf('bench-agent', 'standard');
+    const approverKey = await keyOf('bench-approver', 'full');
 
     // The API and the worker run as the production processes do, each with its own event loop.
     const worker = startService('worker', env);
@@ -124,8 +132,9 @@ export async function startBenchStack(options: { poolSize: number }): Promise<Be
       select c.id from connections c join connected_users u on u.id = c.connected_user_id
       where u.external_id = ${user} and c.status = 'active'`;
     if (!row) throw new Error('the bench user did not get a connection');
+    // Token export needs full access: the agent's standard key cannot.
     const exported = await fetch(`${api.url}/v1/connections/${row.id}/export`, {
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: `Bearer ${approverKey}` },
     });
     const { access_token: accessToken } = (await exported.json()) as { access_token: string };
 
@@ -135,6 +144,7 @@ export async function startBenchStack(options: { poolSize: number }): Promise<Be
       apiUrl: api.url,
       demo,
       key,
+      approverKey,
       user,
       connectionId: row.id,
       accessToken,

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { dataDir } from '../dev/local-state.js';
-import { startDevStack, DEV_ENVIRONMENT, DEMO_APP } from '../dev/stack.js';
+import { startDevStack, DEV_ENVIRONMENT, DEMO_APP, DEV_KEYS } from '../dev/stack.js';
 import { createLogger } from '../logger.js';
 import { untilShutdownSignal } from './signals.js';
 
@@ -28,6 +28,7 @@ export async function runDev(): Promise<void> {
   );
   const stack = await startDevStack(logger);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const { agentKey: agent, adminKey: admin } = DEV_KEYS;
   console.log(
     [
       '',
@@ -41,10 +42,11 @@ export async function runDev(): Promise<void> {
       `  Postgres      ${redactPassword(stack.databaseUrl)}${stack.externalDatabase ? '' : '   (embedded, data in .data/)'}`,
       `  Logs          ${logFile}`,
       '',
-      `  API key       ${stack.apiKey}`,
-      `                (full access, environment "${DEV_ENVIRONMENT}")`,
+      `  Agent key     ${stack.agentKey}   (${agent.access}: runs actions and the proxy as agent "${agent.agentId}")`,
+      `  Admin key     ${stack.adminKey}   (${admin.access}: management, policies and approval decisions, agent "${admin.agentId}")`,
+      `                (environment "${DEV_ENVIRONMENT}"; the agent key cannot decide its own approvals or edit policies)`,
       '',
-      `  Try: curl -H "Authorization: Bearer ${stack.apiKey}" ${stack.apiUrl}/v1/funded-access`,
+      `  Try: curl -H "Authorization: Bearer ${stack.agentKey}" ${stack.apiUrl}/v1/policies/default`,
       '',
       'Press Ctrl-C to stop. State is kept in .data/ across restarts.',
     ].join('\n'),

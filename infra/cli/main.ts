@@ -1,5 +1,10 @@
 import { Command } from 'commander';
 import { ConfigError } from '../config.js';
+import {
+  approvalLinkCommand,
+  approvalLinkSettings,
+  type ApprovalLinkOptions,
+} from './approvals.js';
 import { withCliDatabase } from './cli-database.js';
 import { runDev } from './dev.js';
 import {
@@ -138,6 +143,23 @@ webhooks
     action((options: { env: string }) =>
       withCliDatabase((sql) => removeWebhookCommand(sql, options.env)),
     ),
+  );
+
+const approvals = program.command('approvals').description('work with held calls');
+approvals
+  .command('link')
+  .description('print a decision link for a pending approval (as approval.requested carries)')
+  .argument('<approval-id>', 'the approval to decide')
+  .requiredOption('--env <name>', 'environment the approval belongs to')
+  .option(
+    '--approver <name>',
+    'who decides through the link (default: the only decider asked, or approval-link when none is named)',
+  )
+  .action(
+    action(async (approvalId: string, options: ApprovalLinkOptions) => {
+      const settings = await approvalLinkSettings();
+      return withCliDatabase((sql) => approvalLinkCommand(sql, settings, approvalId, options));
+    }),
   );
 
 await program.parseAsync();

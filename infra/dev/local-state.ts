@@ -20,7 +20,11 @@ const stateSchema = z.object({
   temporal: z.object({ port: z.number().int(), uiPort: z.number().int() }),
   api: z.object({ port: z.number().int() }),
   demoApp: z.object({ port: z.number().int(), clientId: z.string(), clientSecret: z.string() }),
+  /** The single full key that earlier versions printed; kept so their state files still load. */
   developmentKey: z.string().optional(),
+  /** DESIGN.md §3 separation of duties: the key that calls, and the key that governs. */
+  agentKey: z.string().optional(),
+  adminKey: z.string().optional(),
 });
 
 export type LocalState = z.infer<typeof stateSchema>;

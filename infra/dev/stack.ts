@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { findCallerByKey, createApiKey } from '../../activities/db/api-keys.js';
+import { findCallerByKey, createApiKey, type NewApiKey } from '../../activities/db/api-keys.js';
 import { createAuthConfig, findEnabledAuthConfig } from '../../activities/db/auth-configs.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import { startApiServer } from '../../api/server.js';
@@ -31,26 +31,44 @@ export interface DevStack {
   demoAppUrl: string;
   databaseUrl: string;
   externalDatabase: boolean;
-  apiKey: string;
+  /** Standard key of agent `demo-agent`: runs actions and the proxy, cannot govern itself. */
+  agentKey: string;
+  /** Full business key of agent `admin`: management, policies and approval decisions. */
+  adminKey: string;
   stop(): Promise<void>;
 }
 
-/** Seeds what makes the demo work out of the box: the environment, a key, the acme client. */
-async function seedDevelopment(sql: Sql, config: Config, state: LocalState): Promise<string> {
+/**
+ * DESIGN.md §3: a governed agent cannot approve its own calls or rewrite its policy, so the
+ * quick start needs one key to call with and another to decide with.
+ */
+export const DEV_KEYS = {
+  agentKey: { name: 'demo agent', access: 'standard', agentId: 'demo-agent', audience: 'backend' },
+  adminKey: { name: 'admin', access: 'full', agentId: 'admin', audience: 'business' },
+} as const satisfies Record<string, Pick<NewApiKey, 'name' | 'access' | 'agentId' | 'audience'>>;
+
+/** Seeds what makes the demo work out of the box: the environment, two keys, the acme client. */
+async function seedDevelopment(
+  sql: Sql,
+  config: Config,
+  state: LocalState,
+): Promise<Pick<DevStack, keyof typeof DEV_KEYS>> {
   const environment = await ensureEnvironment(sql, DEV_ENVIRONMENT);
-  let key = state.developmentKey;
-  if (!key || !(await findCallerByKey(sql, key))) {
-    key = (
-      await createApiKey(sql, {
-        environmentId: environment.id,
-        environmentName: environment.name,
-        name: 'gatehouse dev',
-        access: 'full',
-        agentId: 'dev',
-      })
-    ).key;
-    await saveLocalState({ ...state, developmentKey: key });
-  }
+  let saved = state;
+  const ensureKey = async (field: keyof typeof DEV_KEYS): Promise<string> => {
+    const kept = saved[field];
+    // A kept key the database no longer knows (.data/postgres deleted) is replaced, not printed.
+    if (kept && (await findCallerByKey(sql, kept))) return kept;
+    const { key } = await createApiKey(sql, {
+      environmentId: environment.id,
+      environmentName: environment.name,
+      ...DEV_KEYS[field],
+    });
+    saved = await saveLocalState({ ...saved, [field]: key });
+    return key;
+  };
+  const agentKey = await ensureKey('agentKey');
+  const adminKey = await ensureKey('adminKey');
   if (!(await findEnabledAuthConfig(sql, environment.id, DEMO_APP))) {
     await createAuthConfig(sql, config.encryption, {
       environmentId: environment.id,
@@ -60,7 +78,7 @@ async function seedDevelopment(sql: Sql, config: Config, state: LocalState): Pro
       clientSecret: state.demoApp.clientSecret,
     });
   }
-  return key;
+  return { agentKey, adminKey };
 }
 
 /**
@@ -156,7 +174,7 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
     await migrate(config.database.url);
     const sql = createSql(config.database.url, { max: config.database.poolSize });
     stops.push(() => sql.end({ timeout: 5 }));
-    const apiKey = await seedDevelopment(sql, config, state);
+    const keys = await seedDevelopment(sql, config, state);
 
     // One process hosts API and worker here, so the worker must not take over Ctrl-C.
     installTemporalRuntime(logger, { handleSignals: false });
@@ -182,7 +200,7 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
       demoAppUrl: demoApp.url,
       databaseUrl: config.database.url,
       externalDatabase: Boolean(process.env.DATABASE_URL),
-      apiKey,
+      ...keys,
       stop,
     };
   } catch (error) {

@@ -51,7 +51,8 @@ function servedOperations(app: Express): string[] {
 }
 
 /** Pages and machine endpoints that are not part of either interface. */
-const OUTSIDE_THE_INTERFACES = /^(GET|POST) \/(healthz|readyz|connect\/|openapi\/)/;
+const OUTSIDE_THE_INTERFACES =
+  /^(GET|POST) \/(healthz|readyz|connect\/|approvals\/review\/|openapi\/)/;
 
 beforeAll(async () => {
   db = await createTestDatabase();

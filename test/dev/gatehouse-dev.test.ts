@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
+import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { healthCheck } from '../../workflows/health-check.js';
 
 const bin = fileURLToPath(new URL('../../infra/cli/bin.js', import.meta.url));
@@ -63,9 +64,46 @@ async function stopDev(running: Running): Promise<number | null> {
   return exited;
 }
 
+/** Sends a JSON request with a key and reads the JSON answer. */
+async function call(
+  key: string,
+  method: string,
+  url: string,
+  body?: object,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const errorCode = (answer: { body: Record<string, unknown> }) =>
+  (answer.body.error as { code?: string } | undefined)?.code;
+
+const LEGACY_KEY = 'gk_development_legacy-single-full-key';
+
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'gatehouse-dev-test-'));
   await chmod(dataDir, 0o755);
+  // The state file of a version that printed one full key: it must still load.
+  await writeFile(
+    path.join(dataDir, 'local-state.json'),
+    JSON.stringify({
+      postgres: { port: 5433, password: randomBytes(18).toString('base64url') },
+      encryptionKey: randomBytes(32).toString('base64'),
+      temporal: { port: 7233, uiPort: 8233 },
+      api: { port: 3000 },
+      demoApp: {
+        port: 4010,
+        clientId: 'gatehouse-dev',
+        clientSecret: randomBytes(24).toString('base64url'),
+      },
+      developmentKey: LEGACY_KEY,
+    }),
+    { mode: 0o600 },
+  );
 });
 
 afterAll(async () => {
@@ -77,13 +115,31 @@ describe('gatehouse dev', () => {
   it('starts everything, prints where it is, stops cleanly and keeps state across a restart', async () => {
     const first = await startDev();
     const apiUrl = first.field('API');
-    const key = first.field('API key');
+    const agentKey = first.field('Agent key');
+    const adminKey = first.field('Admin key');
     const temporalAddress = first.field('Temporal');
     expect(first.field('API docs')).toBe(`${apiUrl}/docs`);
-    expect(key).toMatch(/^gk_development_/);
+    expect(agentKey).toMatch(/^gk_development_/);
+    expect(adminKey).toMatch(/^gk_development_/);
+    expect(adminKey).not.toBe(agentKey);
+    expect(first.output()).toContain(
+      `Agent key     ${agentKey}   (standard: runs actions and the proxy as agent "demo-agent")`,
+    );
+    expect(first.output()).toContain(
+      `Admin key     ${adminKey}   (full: management, policies and approval decisions, agent "admin")`,
+    );
+    expect(first.output()).toContain(`Try: curl -H "Authorization: Bearer ${agentKey}"`);
+    expect(first.output()).not.toContain('API key');
+    expect(first.output()).not.toContain(LEGACY_KEY);
+    const state = JSON.parse(await readFile(path.join(dataDir, 'local-state.json'), 'utf8')) as {
+      developmentKey?: string;
+      agentKey?: string;
+      adminKey?: string;
+    };
+    expect(state).toMatchObject({ developmentKey: LEGACY_KEY, agentKey, adminKey });
 
     const unknown = await fetch(`${apiUrl}/v1/unknown`, {
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: `Bearer ${agentKey}` },
     });
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('not_found');
@@ -97,12 +153,62 @@ describe('gatehouse dev', () => {
     const discovery = await fetch(`${first.field('Demo app')}/.well-known/openid-configuration`);
     expect(discovery.status).toBe(200);
 
-    const put = await fetch(`${apiUrl}/v1/funded-access`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ enabled: true }),
-    });
+    const put = await call(adminKey, 'PUT', `${apiUrl}/v1/funded-access`, { enabled: true });
     expect(put.status).toBe(200);
+
+    // DESIGN.md §3: the admin key manages policy; the agent key may read it but not change it.
+    const policies = await call(adminKey, 'GET', `${apiUrl}/v1/policies`);
+    expect(policies.status).toBe(200);
+    expect(policies.body.data).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: 'default' })]),
+    );
+    const policy = await call(agentKey, 'GET', `${apiUrl}/v1/policies/default`);
+    expect(policy.status).toBe(200);
+    // The body is the current policy, so a regression that lets this through changes nothing.
+    const rewrite = await call(agentKey, 'PUT', `${apiUrl}/v1/policies/default`, {
+      defaults: policy.body.defaults,
+      rules: policy.body.rules,
+    });
+    expect(rewrite.status).toBe(403);
+    expect(errorCode(rewrite)).toBe('insufficient_access');
+
+    // The README's walk: the agent calls, its write is held, only the admin can decide it.
+    const link = await call(agentKey, 'POST', `${apiUrl}/v1/connect/links`, {
+      user: 'u_dev',
+      app: 'acme',
+    });
+    expect(link.status).toBe(201);
+    expect((await walkConnectLink(String(link.body.url), { username: 'u_dev' })).status).toBe(200);
+    const run = (action: string, input: object) =>
+      call(agentKey, 'POST', `${apiUrl}/v1/actions/${action}/run`, { user: 'u_dev', input });
+    expect((await run('acme.list_tasks', {})).status).toBe(200);
+    const held = await run('acme.create_task', { title: 'Ship the report' });
+    expect(held.status).toBe(403);
+    expect(errorCode(held)).toBe('approval_required');
+    const approvalId = (held.body.error as { approval: { id: string } }).approval.id;
+    const own = await call(agentKey, 'POST', `${apiUrl}/v1/approvals/${approvalId}/approve`);
+    expect(own.status).toBe(403);
+    expect(errorCode(own)).toBe('insufficient_access');
+    const view = await call(adminKey, 'GET', `${apiUrl}/v1/approvals/${approvalId}`);
+    expect(view.body).toMatchObject({ data: { id: approvalId, status: 'pending' } });
+    const approved = await call(adminKey, 'POST', `${apiUrl}/v1/approvals/${approvalId}/approve`);
+    expect(approved).toEqual({
+      status: 200,
+      body: { id: approvalId, status: 'approved', decided_by: 'admin' },
+    });
+    // The README's policy example, as the admin writes it.
+    const governed = await call(adminKey, 'PUT', `${apiUrl}/v1/policies/default`, {
+      defaults: { read: 'allow', write: 'ask', destructive: 'deny' },
+      rules: [
+        { action: 'acme.delete_task', decision: 'deny' },
+        { app: 'acme', scope: 'write', decision: 'ask' },
+      ],
+      approval: { requested_from: ['admin'], ttl_seconds: 86400 },
+    });
+    expect(governed).toEqual({
+      status: 200,
+      body: { id: 'default', version: 2, updated_by: 'admin' },
+    });
 
     const connection = await Connection.connect({ address: temporalAddress });
     const workflowId = `health/${randomUUID()}`;
@@ -118,11 +224,10 @@ describe('gatehouse dev', () => {
 
     const second = await startDev();
     try {
-      expect(second.field('API key')).toBe(key);
-      const read = await fetch(`${second.field('API')}/v1/funded-access`, {
-        headers: { authorization: `Bearer ${key}` },
-      });
-      expect(((await read.json()) as { data: { enabled: boolean } }).data.enabled).toBe(true);
+      expect(second.field('Agent key')).toBe(agentKey);
+      expect(second.field('Admin key')).toBe(adminKey);
+      const read = await call(agentKey, 'GET', `${second.field('API')}/v1/funded-access`);
+      expect((read.body as { data: { enabled: boolean } }).data.enabled).toBe(true);
       const again = await Connection.connect({ address: second.field('Temporal') });
       try {
         const described = await new Client({ connection: again }).workflow

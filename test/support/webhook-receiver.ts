@@ -46,3 +46,25 @@ export async function startReceiver(): Promise<Receiver> {
       }),
   };
 }
+
+/**
+ * The deliveries of one event (by `webhook-id`), once there are at least `count`: deliveries
+ * are made by a worker, so they are waited for, with a budget for a loaded machine and for
+ * Temporal's retry backoff.
+ */
+export async function deliveriesOf(
+  receiver: Receiver,
+  webhookId: string,
+  count = 1,
+  budgetMs = 90_000,
+): Promise<Delivery[]> {
+  const deadline = Date.now() + budgetMs;
+  for (;;) {
+    const found = receiver.deliveries.filter((d) => d.headers['webhook-id'] === webhookId);
+    if (found.length >= count) return found;
+    if (Date.now() > deadline) {
+      throw new Error(`${String(found.length)} of ${String(count)} deliveries of ${webhookId}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -7,12 +7,12 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { openApproval, settleApproval } from '../../activities/db/approvals.js';
 import { setWebhookEndpoint } from '../../activities/db/webhook-endpoints.js';
-import { webhookActivities } from '../../activities/webhooks/deliver-approval-decided.js';
+import { webhookActivities } from '../../activities/webhooks/webhook-activities.js';
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import type { Config } from '../../infra/config.js';
 import { createLogger } from '../../infra/logger.js';
 import { createWorker, type GatehouseWorker } from '../../worker/worker.js';
-import { approvalDecidedWebhook, type ApprovalDecidedEvent } from '../../workflows/webhook.js';
+import { approvalDecidedWebhook, type ApprovalEvent } from '../../workflows/webhook.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -91,6 +91,7 @@ async function decidedApproval(environmentId: string) {
     request: { input: { title: 'Pay invoice 42' } },
     policyId: 'default',
     policyVersion: 1,
+    policyRule: 'defaults.write → ask',
     ttlSeconds: 3600,
   });
   const settled = await settleApproval(db.sql, approval.id, 'approved', 'alice');
@@ -99,7 +100,7 @@ async function decidedApproval(environmentId: string) {
 }
 
 async function deliver(environmentId: string, approvalId: string) {
-  const event: ApprovalDecidedEvent = { environmentId, approvalId, eventId: `evt_${randomUUID()}` };
+  const event: ApprovalEvent = { environmentId, approvalId, eventId: `evt_${randomUUID()}` };
   const workflowId = `webhook/approval-decided/${event.eventId}`;
   const result = await client.workflow.execute(approvalDecidedWebhook, {
     taskQueue: config.temporal.taskQueue,
@@ -142,6 +143,7 @@ describe('approval.decided', () => {
           agent_id: 'billing-bot',
           user: 'u_123',
           request: { input: { title: 'Pay invoice 42' } },
+          policy: { id: 'default', version: 1, rule: 'defaults.write → ask' },
           created_at: approval.createdAt.toISOString(),
           expires_at: approval.expiresAt.toISOString(),
           decided_by: 'alice',
@@ -225,7 +227,7 @@ describe('approval.decided', () => {
       });
       await expect(
         new MockActivityEnvironment().run(
-          (event: ApprovalDecidedEvent) => activities.deliverApprovalDecided(event),
+          (event: ApprovalEvent) => activities.deliverApprovalDecided(event),
           {
             environmentId: internal.environmentId,
             approvalId: approval.id,

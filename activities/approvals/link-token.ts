@@ -1,0 +1,43 @@
+import { createHash, createHmac, hkdfSync } from 'node:crypto';
+import type { Keyring } from '../../infra/encryption.js';
+
+/**
+ * Decision links (DESIGN.md §4). A link's token is an HMAC of the approval id and the approver
+ * under a key derived from the encryption key, so the webhook activity makes the same tokens at
+ * every delivery attempt without a token ever being stored or passed through Temporal: the
+ * database keeps only `hashLinkToken(token)`.
+ */
+
+/**
+ * The approver named by the one link made when `requested_from` is empty. It becomes
+ * `decided_by`, so audit shows that a decision came through a generic link and not from a key.
+ */
+export const GENERIC_APPROVER = 'approval-link';
+
+/** base64url of 32 bytes. */
+export const LINK_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/** A purpose-bound key: a token and a form field made under different labels never collide. */
+export function derivedKey(keyring: Keyring, purpose: string, keyId = keyring.current.id): Buffer {
+  const key = keyId === keyring.current.id ? keyring.current.key : keyring.previous?.[keyId];
+  if (!key) throw new Error(`no encryption key with id "${keyId}"`);
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `gatehouse ${purpose}`, 32));
+}
+
+export function approvalLinkToken(keyring: Keyring, approvalId: string, approver: string): string {
+  // NUL cannot occur in a uuid or in the Postgres text an approver name comes from, so the
+  // joined message is unambiguous.
+  return createHmac('sha256', derivedKey(keyring, 'approval-link'))
+    .update(`approval-link\0${approvalId}\0${approver}`, 'utf8')
+    .digest('base64url');
+}
+
+export const hashLinkToken = (token: string): Buffer =>
+  createHash('sha256').update(token, 'utf8').digest();
+
+/** Where a link token is opened: the hosted approval page. */
+export const APPROVAL_PAGE_PATH = '/approvals/review';
+
+export function approvalLinkUrl(publicUrl: string, token: string): string {
+  return `${publicUrl}${APPROVAL_PAGE_PATH}/${token}`;
+}

@@ -1,0 +1,50 @@
+import type { ApprovalView } from '../../workflows/call-types.js';
+import type { ApprovalEvent } from '../../workflows/webhook.js';
+import { decisionLinks, type DecisionLink } from '../approvals/decision-links.js';
+import { approvalView, findApprovalById } from '../db/approvals.js';
+import { findWebhookEndpointForDelivery } from '../db/webhook-endpoints.js';
+import {
+  deliverSigned,
+  type DeliveryOutcome,
+  type WebhookDeps,
+  type WebhookPayload,
+} from './signed-delivery.js';
+
+export type ApprovalRequestedPayload = WebhookPayload<
+  'approval.requested',
+  { approval: ApprovalView; links: DecisionLink[] }
+>;
+
+/**
+ * Delivers `approval.requested` (DESIGN.md §4) with one signed decision link per decider the
+ * policy asked (one generic link when it asked none), so an integration only forwards links.
+ * The links are made here, at each attempt, and come out the same every time (their tokens are
+ * derived): no token is ever in the workflow's input, result or failure.
+ */
+export function deliverApprovalRequestedActivity({ sql, config, logger }: WebhookDeps) {
+  return async function deliverApprovalRequested(event: ApprovalEvent): Promise<DeliveryOutcome> {
+    const approval = await findApprovalById(sql, event.approvalId);
+    if (!approval || approval.environmentId !== event.environmentId) return 'no_approval';
+    const endpoint = await findWebhookEndpointForDelivery(
+      sql,
+      config.encryption,
+      event.environmentId,
+    );
+    // No receiver, no links: nothing to hand them to.
+    if (!endpoint) return 'no_endpoint';
+    const payload: ApprovalRequestedPayload = {
+      type: 'approval.requested',
+      timestamp: approval.createdAt.toISOString(),
+      data: {
+        approval: approvalView(approval),
+        links: await decisionLinks(sql, config, approval),
+      },
+    };
+    return deliverSigned(
+      { config, logger },
+      endpoint,
+      { type: payload.type, eventId: event.eventId, approvalId: approval.id },
+      payload,
+    );
+  };
+}

@@ -1,0 +1,52 @@
+import type { ApprovalView } from '../../../workflows/call-types.js';
+import { html } from '../../connect/pages/html.js';
+import { renderLayout } from '../../connect/pages/layout.js';
+import { alertIcon, brandHeader, checkIcon, supportLine } from '../../connect/pages/parts.js';
+import { resolveBranding } from '../../connect/pages/theme.js';
+import type { ConnectBranding } from '../../connect/pages/types.js';
+import { duration, utcTime } from './time.js';
+
+export interface DecidedPageOptions {
+  branding: ConnectBranding;
+  /** As the workflow recorded it: approved or rejected, with who and when. */
+  approval: ApprovalView;
+  /** How long the agent has to retry an approved call (APPROVED_RETRY_WINDOW_SECONDS). */
+  retryWindowSeconds: number;
+}
+
+/** What the approver sees once the workflow has recorded their decision. */
+export function renderDecidedPage(options: DecidedPageOptions): string {
+  const branding = resolveBranding(options.branding);
+  const { approval } = options;
+  const approved = approval.status === 'approved';
+  const what = html`<strong>${approval.action}</strong> for ${approval.user}, asked by
+    ${approval.agent_id},`;
+  const by = html`by
+    <strong>${approval.decided_by ?? 'unknown'}</strong>
+    ${approval.decided_at ? html`at ${utcTime(approval.decided_at)}` : null}`;
+
+  const card = html`${brandHeader(branding)}
+    <div class="status ${approved ? 'status-success' : 'status-error'}">
+      ${approved ? checkIcon(28) : alertIcon(28)}
+    </div>
+    <h1>${approved ? 'Approved' : 'Rejected'}</h1>
+    <p class="lead">${what} was ${approved ? 'approved' : 'rejected'} ${by}.</p>
+    <p class="close">
+      ${
+        approved
+          ? html`When the agent retries the call, it runs, exactly once. The agent has
+            ${duration(options.retryWindowSeconds)} to retry; after that the call asks for approval
+            again.`
+          : html`The call will not run: the agent&rsquo;s identical calls are denied until
+            ${utcTime(approval.expires_at)}.`
+      }
+      You can close this window.
+    </p>`;
+
+  return renderLayout({
+    branding,
+    title: `${approved ? 'Approved' : 'Rejected'} · ${approval.action}`,
+    card,
+    after: supportLine(branding),
+  });
+}

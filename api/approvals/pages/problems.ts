@@ -1,0 +1,112 @@
+import type { ApprovalView } from '../../../workflows/call-types.js';
+import { renderErrorPage } from '../../connect/pages/error.js';
+import type { ConnectBranding } from '../../connect/pages/types.js';
+
+/** Why a decision link cannot be used now; each is one branded page (never JSON). */
+export type ApprovalProblem =
+  | 'link_invalid'
+  | 'approval_expired'
+  | 'approval_cancelled'
+  | 'already_decided'
+  | 'decider_refused'
+  | 'cross_site_request'
+  | 'form_invalid'
+  | 'decision_invalid'
+  | 'internal_error';
+
+const when = (iso: string | null) =>
+  iso ? ` at ${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC` : '';
+
+const PROBLEMS: Record<
+  ApprovalProblem,
+  {
+    status: number;
+    title: string;
+    message: (approval: ApprovalView | null, detail: string) => string;
+  }
+> = {
+  link_invalid: {
+    status: 404,
+    title: 'This link is not valid',
+    message: () =>
+      'Check that you opened the whole link. Decision links come with each approval request.',
+  },
+  approval_expired: {
+    status: 410,
+    title: 'This approval has expired',
+    message: (approval) =>
+      `Nobody decided before it expired${when(approval?.expires_at ?? null)}, so the call did not run. If the agent asks again, a new approval is requested.`,
+  },
+  approval_cancelled: {
+    status: 410,
+    title: 'This request was withdrawn',
+    message: () =>
+      'The user the call was made for has been removed, so there is nothing left to decide.',
+  },
+  already_decided: {
+    status: 409,
+    title: 'This approval was already decided',
+    message: (approval) =>
+      approval?.decided_by
+        ? `It was ${approval.status} by ${approval.decided_by}${when(approval.decided_at)}. A decision cannot be changed.`
+        : 'A decision cannot be changed.',
+  },
+  decider_refused: {
+    status: 403,
+    title: 'You cannot decide this approval',
+    message: (_approval, detail) => `${detail} Nothing was decided.`,
+  },
+  cross_site_request: {
+    status: 403,
+    title: 'This decision came from another site',
+    message: () => 'Nothing was decided. Open your decision link again and decide on its own page.',
+  },
+  form_invalid: {
+    status: 403,
+    title: 'This form could not be verified',
+    message: () => 'Nothing was decided. Open your decision link again and decide on its own page.',
+  },
+  decision_invalid: {
+    status: 400,
+    title: 'This decision could not be read',
+    message: () =>
+      'Nothing was decided. Open your decision link again and choose Approve or Reject.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Something went wrong',
+    message: () =>
+      'Your decision may not have been recorded. Open your decision link again in a moment to see where it stands.',
+  },
+};
+
+/** The page of a problem and its HTTP status. */
+export function renderApprovalProblem(
+  problem: ApprovalProblem,
+  branding: ConnectBranding,
+  context: { approval?: ApprovalView | null; detail?: string } = {},
+): { status: number; page: string } {
+  const text = PROBLEMS[problem];
+  return {
+    status: text.status,
+    page: renderErrorPage({
+      branding,
+      title: text.title,
+      message: text.message(context.approval ?? null, context.detail ?? ''),
+      code: problem,
+    }),
+  };
+}
+
+/** The problem a non-pending approval presents (as `presentApproval` shows it). */
+export function notPendingProblem(approval: ApprovalView): ApprovalProblem {
+  switch (approval.status) {
+    case 'approved':
+    case 'rejected':
+      return 'already_decided';
+    case 'cancelled':
+      return 'approval_cancelled';
+    default:
+      return 'approval_expired';
+  }
+}

@@ -1,0 +1,95 @@
+import type { ApprovalView } from '../../../workflows/call-types.js';
+import { html, type Html } from '../../connect/pages/html.js';
+import { alertIcon, brandHeader, lockIcon, supportLine } from '../../connect/pages/parts.js';
+import { resolveBranding } from '../../connect/pages/theme.js';
+import type { ConnectBranding } from '../../connect/pages/types.js';
+import { GENERIC_APPROVER } from '../../../activities/approvals/link-token.js';
+import { renderReviewLayout } from './layout.js';
+import { requestDetails } from './request-details.js';
+import { utcTime } from './time.js';
+
+export interface ReviewPageOptions {
+  branding: ConnectBranding;
+  approval: ApprovalView;
+  /** The approver the link names: `decided_by` of a decision made here. */
+  approver: string;
+  /** Where the form posts: the link's own URL. */
+  formAction: string;
+  /** The hidden field that proves the form was rendered here for this link. */
+  formToken: string;
+  /** Why this link's approver may not decide (four eyes); the form is then left out. */
+  refusal?: string | null;
+}
+
+function facts(approval: ApprovalView, approver: string): Html {
+  const { policy } = approval;
+  return html`<dl class="facts">
+    <dt>Agent</dt>
+    <dd>${approval.agent_id}</dd>
+    <dt>For user</dt>
+    <dd>${approval.user}</dd>
+    <dt>Action</dt>
+    <dd><code>${approval.action}</code> · ${approval.scope}</dd>
+    <dt>Policy</dt>
+    <dd>
+      <code>${policy.id}</code> version ${policy.version}
+      ${policy.rule ? html`<span class="rule">${policy.rule}</span>` : null}
+    </dd>
+    <dt>Asked</dt>
+    <dd>${utcTime(approval.created_at)}</dd>
+    <dt>Valid until</dt>
+    <dd>${utcTime(approval.expires_at)}</dd>
+    <dt>Deciding as</dt>
+    <dd>${approver}${approver === GENERIC_APPROVER ? ' (anyone holding this link)' : null}</dd>
+    <dt>Approval</dt>
+    <dd><code>${approval.id}</code></dd>
+  </dl>`;
+}
+
+function decisionForm(options: ReviewPageOptions): Html {
+  return html`<form method="post" action="${options.formAction}">
+      <input type="hidden" name="csrf" value="${options.formToken}" />
+      <div class="actions">
+        <button class="button" type="submit" name="decision" value="approve">Approve</button>
+        <button class="button reject" type="submit" name="decision" value="reject">Reject</button>
+      </div>
+    </form>
+    <p class="fine">
+      ${lockIcon(12)}Your decision is final and recorded as ${options.approver}. Approved, the
+      agent&rsquo;s next identical call runs once; rejected, it does not run.
+    </p>`;
+}
+
+/**
+ * The page a decision link opens (DESIGN.md §4 "Approvers are people"): everything the approver
+ * must see to judge the held call, and Approve / Reject as a POST. Opening it decides nothing,
+ * so link previews and prefetchers are harmless.
+ */
+export function renderReviewPage(options: ReviewPageOptions): string {
+  const branding = resolveBranding(options.branding);
+  const { approval } = options;
+  const refusal = options.refusal ?? null;
+  const card = html`${brandHeader(branding)}
+    <p class="eyebrow">Approval requested</p>
+    <h1>${approval.agent_id} asks to run ${approval.action}</h1>
+    <p class="lead">
+      The call is held until someone decides. Nothing runs unless it is approved, and what runs is
+      exactly what is shown here.
+    </p>
+    ${facts(approval, options.approver)} ${requestDetails(approval.request)}
+    ${
+      refusal === null
+        ? decisionForm(options)
+        : html`<div class="notice" role="alert">
+            ${alertIcon(18)}<span
+              ><strong>You cannot decide this approval through this link.</strong> ${refusal}</span
+            >
+          </div>`
+    }`;
+  return renderReviewLayout({
+    branding,
+    title: `Approve ${approval.action}? · ${branding.displayName}`,
+    card,
+    after: supportLine(branding),
+  });
+}

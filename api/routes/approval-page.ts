@@ -1,0 +1,225 @@
+import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import { formToken, formTokenMatches } from '../../activities/approvals/form-token.js';
+import {
+  APPROVAL_PAGE_PATH,
+  LINK_TOKEN_PATTERN,
+  approvalLinkUrl,
+} from '../../activities/approvals/link-token.js';
+import {
+  findApprovalLink,
+  markApprovalLinkUsed,
+  type ApprovalLink,
+} from '../../activities/db/approval-links.js';
+import { findApproval, type Approval } from '../../activities/db/approvals.js';
+import { deciderRefusal } from '../../workflows/decider-rules.js';
+import type { ApiDeps } from '../app.js';
+import { decideApproval, presentApproval } from '../approvals/decide.js';
+import {
+  REVIEW_REFERRER_POLICY,
+  notPendingProblem,
+  renderApprovalProblem,
+  renderDecidedPage,
+  renderReviewPage,
+  type ApprovalProblem,
+} from '../approvals/pages/index.js';
+import { brandingOf } from '../connect/link-check.js';
+import {
+  CONTENT_SECURITY_POLICY,
+  DEFAULT_BRANDING,
+  type ConnectBranding,
+} from '../connect/pages/index.js';
+import { sendPage } from '../connect/respond.js';
+import { ConflictError, InsufficientAccessError, NotFoundError } from '../errors.js';
+import { CallWorkflows } from '../temporal/call-workflows.js';
+
+type Opened =
+  | { link: ApprovalLink; approval: Approval; branding: ConnectBranding }
+  | { problem: ApprovalProblem; branding: ConnectBranding };
+
+function problemPage(
+  res: Response,
+  problem: ApprovalProblem,
+  branding: ConnectBranding,
+  context: Parameters<typeof renderApprovalProblem>[2] = {},
+): void {
+  const { status, page } = renderApprovalProblem(problem, branding, context);
+  sendPage(res, status, page);
+}
+
+/** `sendPage`, but with the review page's referrer policy (see REVIEW_REFERRER_POLICY). */
+function sendReviewPage(res: Response, status: number, page: string): void {
+  res
+    .status(status)
+    .set({
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+      'Cache-Control': 'no-store',
+      'Referrer-Policy': REVIEW_REFERRER_POLICY,
+      'X-Content-Type-Options': 'nosniff',
+    })
+    .send(page);
+}
+
+/**
+ * The hosted approval page (DESIGN.md §4 "Approvers are people"), public and keyless: the
+ * decision link's token is the credential, and the approver it names is `decided_by`. A GET
+ * shows the request and never decides (link unfurlers open links); a POST decides through the
+ * same workflow Update as the API, once it has shown it comes from the page itself.
+ */
+export function approvalPageRoutes(deps: ApiDeps): Router {
+  const router = Router();
+  const calls = new CallWorkflows(deps.temporal, deps.sql, deps.config.temporal.taskQueue);
+  const publicOrigin = new URL(deps.config.api.publicUrl).origin;
+  const pagePath = `${APPROVAL_PAGE_PATH}/:token`;
+
+  async function open(token: string): Promise<Opened> {
+    const link = LINK_TOKEN_PATTERN.test(token) ? await findApprovalLink(deps.sql, token) : null;
+    if (!link) return { problem: 'link_invalid', branding: DEFAULT_BRANDING };
+    const [approval, branding] = await Promise.all([
+      findApproval(deps.sql, link.environmentId, link.approvalId),
+      brandingOf(deps.sql, link.environmentId),
+    ]);
+    if (!approval) return { problem: 'link_invalid', branding };
+    return { link, approval, branding };
+  }
+
+  /**
+   * Browsers say where a form was posted from; when they do, it must be this page's origin. A
+   * browser that says nothing is still held to the form field.
+   */
+  function crossSite(req: Request): boolean {
+    const origin = req.get('origin');
+    if (origin !== undefined && origin !== publicOrigin) return true;
+    const site = req.get('sec-fetch-site');
+    return site !== undefined && site !== 'same-origin';
+  }
+
+  router.get(pagePath, async (req, res) => {
+    const token = req.params.token;
+    const opened = await open(token);
+    if ('problem' in opened) {
+      problemPage(res, opened.problem, opened.branding);
+      return;
+    }
+    const { link, approval, branding } = opened;
+    const view = presentApproval(approval);
+    if (view.status !== 'pending') {
+      problemPage(res, notPendingProblem(view), branding, { approval: view });
+      return;
+    }
+    // A link may name an approver the four-eyes rules refuse (the policy listed the agent
+    // itself): the request is shown, the buttons are not.
+    const refusal = deciderRefusal(
+      { agentId: approval.agentId, requestedFrom: approval.requestedFrom },
+      link.approver,
+    );
+    sendReviewPage(
+      res,
+      refusal === null ? 200 : 403,
+      renderReviewPage({
+        branding,
+        approval: view,
+        approver: link.approver,
+        formAction: approvalLinkUrl(deps.config.api.publicUrl, token),
+        formToken: formToken(deps.config.encryption, token),
+        refusal,
+      }),
+    );
+  });
+
+  router.post(
+    pagePath,
+    express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 }),
+    async (req, res) => {
+      const token = req.params.token;
+      const opened = await open(token);
+      if ('problem' in opened) {
+        problemPage(res, opened.problem, opened.branding);
+        return;
+      }
+      const { link, approval, branding } = opened;
+      if (crossSite(req)) {
+        req.log.warn({ approvalId: approval.id }, 'cross-site decision refused');
+        problemPage(res, 'cross_site_request', branding);
+        return;
+      }
+      const form = (req.is('application/x-www-form-urlencoded') ? req.body : {}) as Record<
+        string,
+        unknown
+      >;
+      if (!formTokenMatches(deps.config.encryption, token, form.csrf)) {
+        req.log.warn({ approvalId: approval.id }, 'decision form without a valid form token');
+        problemPage(res, 'form_invalid', branding);
+        return;
+      }
+      const decision = form.decision;
+      if (decision !== 'approve' && decision !== 'reject') {
+        problemPage(res, 'decision_invalid', branding);
+        return;
+      }
+
+      try {
+        const decided = await decideApproval(deps.sql, calls, {
+          environmentId: link.environmentId,
+          approvalId: approval.id,
+          decision,
+          decidedBy: link.approver,
+        });
+        await markApprovalLinkUsed(deps.sql, token);
+        req.log.info(
+          { approvalId: approval.id, decision: decided.status, decidedBy: link.approver },
+          'approval decided through a decision link',
+        );
+        sendPage(
+          res,
+          200,
+          renderDecidedPage({
+            branding,
+            approval: decided,
+            retryWindowSeconds: deps.config.approvals.retryWindowSeconds,
+          }),
+        );
+      } catch (error) {
+        if (error instanceof InsufficientAccessError) {
+          problemPage(res, 'decider_refused', branding, { detail: error.message });
+          return;
+        }
+        if (error instanceof NotFoundError) {
+          problemPage(res, 'link_invalid', branding);
+          return;
+        }
+        if (error instanceof ConflictError) {
+          const now = await findApproval(deps.sql, link.environmentId, approval.id);
+          const view = now ? presentApproval(now) : null;
+          // Still pending here: another decision is being recorded at this very moment.
+          const problem =
+            view && view.status !== 'pending' ? notPendingProblem(view) : 'already_decided';
+          problemPage(res, problem, branding, { approval: view });
+          return;
+        }
+        throw error;
+      }
+    },
+  );
+
+  // A person is looking at these pages: failures end on a branded page, not a JSON envelope.
+  const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const status =
+      err !== null && typeof err === 'object' && 'status' in err && typeof err.status === 'number'
+        ? err.status
+        : 500;
+    // The form parser's refusals (too large, bad encoding) are the request's fault.
+    if (status >= 400 && status < 500) {
+      problemPage(res, 'decision_invalid', DEFAULT_BRANDING);
+      return;
+    }
+    req.log.error({ err }, 'approval page failed');
+    problemPage(res, 'internal_error', DEFAULT_BRANDING);
+  };
+  router.use(onError);
+  return router;
+}
