@@ -1,7 +1,7 @@
 import type { ApprovalView } from '../../workflows/call-types.js';
 import type { ApprovalEvent } from '../../workflows/webhook.js';
-import { approvalView, findApprovalById } from '../db/approvals.js';
-import { findWebhookEndpointForDelivery } from '../db/webhook-endpoints.js';
+import { approvalView } from '../db/approvals.js';
+import { approvalDelivery } from './approval-delivery.js';
 import {
   deliverSigned,
   type DeliveryOutcome,
@@ -17,14 +17,9 @@ export type ApprovalDecidedPayload = WebhookPayload<'approval.decided', { approv
  */
 export function deliverApprovalDecidedActivity({ sql, config, logger }: WebhookDeps) {
   return async function deliverApprovalDecided(event: ApprovalEvent): Promise<DeliveryOutcome> {
-    const approval = await findApprovalById(sql, event.approvalId);
-    if (!approval || approval.environmentId !== event.environmentId) return 'no_approval';
-    const endpoint = await findWebhookEndpointForDelivery(
-      sql,
-      config.encryption,
-      event.environmentId,
-    );
-    if (!endpoint) return 'no_endpoint';
+    const target = await approvalDelivery({ sql, config }, event);
+    if (typeof target === 'string') return target;
+    const { approval, endpoint } = target;
     const payload: ApprovalDecidedPayload = {
       type: 'approval.decided',
       timestamp: (approval.decidedAt ?? new Date()).toISOString(),

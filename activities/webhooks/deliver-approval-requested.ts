@@ -1,8 +1,8 @@
 import type { ApprovalView } from '../../workflows/call-types.js';
 import type { ApprovalEvent } from '../../workflows/webhook.js';
 import { decisionLinks, type DecisionLink } from '../approvals/decision-links.js';
-import { approvalView, findApprovalById } from '../db/approvals.js';
-import { findWebhookEndpointForDelivery } from '../db/webhook-endpoints.js';
+import { approvalView } from '../db/approvals.js';
+import { approvalDelivery } from './approval-delivery.js';
 import {
   deliverSigned,
   type DeliveryOutcome,
@@ -23,15 +23,9 @@ export type ApprovalRequestedPayload = WebhookPayload<
  */
 export function deliverApprovalRequestedActivity({ sql, config, logger }: WebhookDeps) {
   return async function deliverApprovalRequested(event: ApprovalEvent): Promise<DeliveryOutcome> {
-    const approval = await findApprovalById(sql, event.approvalId);
-    if (!approval || approval.environmentId !== event.environmentId) return 'no_approval';
-    const endpoint = await findWebhookEndpointForDelivery(
-      sql,
-      config.encryption,
-      event.environmentId,
-    );
-    // No receiver, no links: nothing to hand them to.
-    if (!endpoint) return 'no_endpoint';
+    const target = await approvalDelivery({ sql, config }, event);
+    if (typeof target === 'string') return target;
+    const { approval, endpoint } = target;
     const payload: ApprovalRequestedPayload = {
       type: 'approval.requested',
       timestamp: approval.createdAt.toISOString(),

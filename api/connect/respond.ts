@@ -4,14 +4,19 @@ import { FLOW_PROBLEMS, type FlowProblem } from './flow-errors.js';
 import { CONTENT_SECURITY_POLICY, renderErrorPage, type ConnectBranding } from './pages/index.js';
 
 /** Sends a hosted page with the headers every one of them needs (strict CSP, never cached). */
-export function sendPage(res: Response, status: number, page: string): void {
+export function sendPage(
+  res: Response,
+  status: number,
+  page: string,
+  referrer: 'no-referrer' | 'strict-origin' = 'no-referrer',
+): void {
   res
     .status(status)
     .set({
       'Content-Type': 'text/html; charset=utf-8',
       'Content-Security-Policy': CONTENT_SECURITY_POLICY,
       'Cache-Control': 'no-store',
-      'Referrer-Policy': 'no-referrer',
+      'Referrer-Policy': referrer,
       'X-Content-Type-Options': 'nosniff',
     })
     .send(page);

@@ -23,11 +23,7 @@ import {
   type ApprovalProblem,
 } from '../approvals/pages/index.js';
 import { brandingOf } from '../connect/link-check.js';
-import {
-  CONTENT_SECURITY_POLICY,
-  DEFAULT_BRANDING,
-  type ConnectBranding,
-} from '../connect/pages/index.js';
+import { DEFAULT_BRANDING, type ConnectBranding } from '../connect/pages/index.js';
 import { sendPage } from '../connect/respond.js';
 import { ConflictError, InsufficientAccessError, NotFoundError } from '../errors.js';
 import { CallWorkflows } from '../temporal/call-workflows.js';
@@ -44,20 +40,6 @@ function problemPage(
 ): void {
   const { status, page } = renderApprovalProblem(problem, branding, context);
   sendPage(res, status, page);
-}
-
-/** `sendPage`, but with the review page's referrer policy (see REVIEW_REFERRER_POLICY). */
-function sendReviewPage(res: Response, status: number, page: string): void {
-  res
-    .status(status)
-    .set({
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-      'Cache-Control': 'no-store',
-      'Referrer-Policy': REVIEW_REFERRER_POLICY,
-      'X-Content-Type-Options': 'nosniff',
-    })
-    .send(page);
 }
 
 /**
@@ -113,7 +95,7 @@ export function approvalPageRoutes(deps: ApiDeps): Router {
       { agentId: approval.agentId, requestedFrom: approval.requestedFrom },
       link.approver,
     );
-    sendReviewPage(
+    sendPage(
       res,
       refusal === null ? 200 : 403,
       renderReviewPage({
@@ -124,6 +106,7 @@ export function approvalPageRoutes(deps: ApiDeps): Router {
         formToken: formToken(deps.config.encryption, token),
         refusal,
       }),
+      REVIEW_REFERRER_POLICY,
     );
   });
 

@@ -17,22 +17,30 @@ export interface LayoutOptions {
   card: Html;
   /** Goes under the card. */
   after?: Html | null;
+  /** The document's referrer policy; `no-referrer` unless a page must post its origin. */
+  referrer?: 'no-referrer' | 'strict-origin';
+  /** Styles of the page's own, after the shared ones. */
+  extraCss?: string;
+  /** Class of `<main>` and of the card, for pages that need room (`wide`). */
+  width?: 'narrow' | 'wide';
 }
 
 /**
  * Connect URLs carry single-use tokens, hence no-referrer (the token must not leak to logos or
  * support sites) and noindex (in case a link is ever posted publicly).
  */
-export function renderLayout({ branding, title, card, after }: LayoutOptions): string {
+export function renderLayout(options: LayoutOptions): string {
+  const { branding, title, card, after, referrer = 'no-referrer', extraCss = '' } = options;
   const colorScheme = branding.mode === 'system' ? 'light dark' : branding.mode;
-  const css = trustedHtml(themeCss(branding) + BASE_CSS);
+  const css = trustedHtml(themeCss(branding) + BASE_CSS + extraCss);
+  const wide = options.width === 'wide';
   return html`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="robots" content="noindex" />
-        <meta name="referrer" content="no-referrer" />
+        <meta name="referrer" content="${referrer}" />
         <meta name="color-scheme" content="${colorScheme}" />
         <title>${title}</title>
         <style>
@@ -40,8 +48,8 @@ export function renderLayout({ branding, title, card, after }: LayoutOptions): s
         </style>
       </head>
       <body>
-        <main>
-          <div class="card">${card}</div>
+        <main class="${wide ? 'wide' : ''}">
+          <div class="${wide ? 'card review' : 'card'}">${card}</div>
           ${after}
         </main>
       </body>
