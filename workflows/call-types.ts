@@ -155,6 +155,11 @@ export type UpstreamOutcome =
   | { kind: 'too_large'; status: number; limitBytes: number }
   | { kind: 'connection'; status: 'expired' | 'revoked' | 'missing' | 'unavailable' };
 
+/** What the upstream activity's failures carry: whether the request may have reached the app. */
+export interface UpstreamFailureDetails {
+  sent: boolean;
+}
+
 /** Failure types the upstream activity throws, for the workflow to map (DESIGN.md §6). */
 export const UPSTREAM_TIMEOUT = 'UpstreamTimeout';
 export const UPSTREAM_UNREACHABLE = 'UpstreamUnreachable';

@@ -41,6 +41,7 @@ import {
   type CallTicket,
   type DecisionInput,
   type Preparation,
+  type UpstreamFailureDetails,
 } from './call-types.js';
 import {
   APPROVAL_NOT_PENDING,
@@ -61,7 +62,13 @@ import {
 } from './call-answers.js';
 import { deciderRefusal } from './decider-rules.js';
 import { searchAttributes } from './search-attributes.js';
-import { settleAction, settleProxy, upstreamFailure, type Settled } from './upstream-answer.js';
+import {
+  settleAction,
+  settleProxy,
+  upstreamFailure,
+  withWriteUncertainty,
+  type Settled,
+} from './upstream-answer.js';
 import { approvalDecidedWebhook, approvalRequestedWebhook } from './webhook.js';
 
 const records = proxyLocalActivities<Activities>({
@@ -247,7 +254,10 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
       switch (result.kind) {
         case 'connection':
           // The token could not be refreshed because the app's token endpoint is down.
-          if (result.status === 'unavailable') return upstreamFailure('upstream_unavailable', 503);
+          if (result.status === 'unavailable') {
+            const settled = upstreamFailure('upstream_unavailable', 503);
+            return withWriteUncertainty(settled, target.scope, false);
+          }
           return answerStopped({
             ok: false,
             code: result.status === 'expired' ? 'connection_expired' : 'connection_required',
@@ -257,20 +267,33 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
         case 'too_large':
           return answerTooLarge(result.status, result.limitBytes);
         case 'response': {
-          return target.kind === 'proxy' ? settleProxy(result) : settleAction(result);
+          const settled = target.kind === 'proxy' ? settleProxy(result) : settleAction(result);
+          // The app answered 502 or 504 itself: a gateway that may have passed the write on.
+          return withWriteUncertainty(settled, target.scope, result.status !== 503);
         }
       }
     } catch (error) {
       // A regular activity's failure comes wrapped in an ActivityFailure; a local one's does not.
       // Anything else (an activity failing for reasons of ours) is answered as internal_error.
       const cause = error instanceof ActivityFailure ? error.cause : error;
+      // Whether the request may have reached the app; a lost worker's write may have.
+      const sent =
+        cause instanceof ApplicationFailure
+          ? ((cause.details?.[0] as UpstreamFailureDetails | undefined)?.sent ?? true)
+          : true;
       if (cause instanceof ApplicationFailure && cause.type === UPSTREAM_TIMEOUT) {
-        return upstreamFailure('upstream_timeout', 504);
+        return withWriteUncertainty(upstreamFailure('upstream_timeout', 504), target.scope, sent);
       }
       if (cause instanceof ApplicationFailure && cause.type === UPSTREAM_UNREACHABLE) {
-        return upstreamFailure('upstream_unavailable', 503);
+        return withWriteUncertainty(
+          upstreamFailure('upstream_unavailable', 503),
+          target.scope,
+          sent,
+        );
       }
-      if (cause instanceof TimeoutFailure) return upstreamFailure('upstream_timeout', 504);
+      if (cause instanceof TimeoutFailure) {
+        return withWriteUncertainty(upstreamFailure('upstream_timeout', 504), target.scope, true);
+      }
       return ANSWER_INTERNAL_FAILURE;
     }
   }

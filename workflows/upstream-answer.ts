@@ -3,6 +3,7 @@
  * tests can read it as a table.
  */
 import type { AuditDecision, CallAnswer, UpstreamBody } from './call-types.js';
+import type { CallScope } from './catalog/index.js';
 import type { ErrorCode } from './error-codes.js';
 
 export interface Settled {
@@ -53,6 +54,39 @@ export function upstreamFailure(
     decision: 'failed',
     reason: code,
     response: { upstream_status: upstreamStatus, error: code },
+  };
+}
+
+const UNCERTAIN_WRITE_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  upstream_timeout:
+    'The app did not answer in time, and this call writes: the app may have carried it out. Check the app before sending it again (see write_may_have_happened).',
+  upstream_unavailable:
+    "The app's answer was lost after the request reached it, and this call writes: the app may have carried it out. Check the app before sending it again (see write_may_have_happened).",
+};
+
+/**
+ * A write that failed `upstream_timeout` or `upstream_unavailable` says whether the app may have
+ * carried it out (issue 11): `write_may_have_happened` is true when the request left and no usable
+ * answer came back (a timeout, a cut-off answer, a worker lost mid-request, the app's own 502 or
+ * 504), false when it provably never reached the app. Reads are always safe to retry: no field.
+ * The code and `retryable` stay as SPEC.md §7 fixes them; the message says what to do.
+ */
+export function withWriteUncertainty(
+  settled: Settled,
+  scope: CallScope,
+  mayHaveHappened: boolean,
+): Settled {
+  const { answer } = settled;
+  if (scope === 'read' || answer.kind !== 'error') return settled;
+  if (answer.code !== 'upstream_timeout' && answer.code !== 'upstream_unavailable') return settled;
+  return {
+    ...settled,
+    answer: {
+      ...answer,
+      message: (mayHaveHappened && UNCERTAIN_WRITE_MESSAGES[answer.code]) || answer.message,
+      extra: { ...answer.extra, write_may_have_happened: mayHaveHappened },
+    },
+    response: { ...settled.response, write_may_have_happened: mayHaveHappened },
   };
 }
 

@@ -9,6 +9,7 @@ import {
   type CallTargetInput,
   type OutboundRequest,
   type UpstreamBody,
+  type UpstreamFailureDetails,
   type UpstreamOutcome,
 } from '../../workflows/call-types.js';
 import {
@@ -52,15 +53,19 @@ class TooLarge extends Error {}
 
 /**
  * What a failed fetch means for the call (DESIGN.md §6): a timeout, or an app that could not be
- * reached, become upstream_* answers; anything else is our fault and not the app's.
+ * reached, become upstream_* answers; anything else is our fault and not the app's. The
+ * failure's details say whether the request may have reached the app (`UpstreamFailureDetails`),
+ * so a write's answer can say it may have happened.
  */
 function upstreamFailure(error: unknown, scope: CallScope, timeoutMs: number): ApplicationFailure {
   if (error instanceof DOMException && error.name === 'TimeoutError') {
     return ApplicationFailure.create({
       type: UPSTREAM_TIMEOUT,
       message: `the app did not answer within ${String(timeoutMs)} ms`,
-      // A write may have happened: only reads are tried again.
-      nonRetryable: scope !== 'read',
+      // UPSTREAM_TIMEOUT_MS is the caller's whole wait, not one of several tries (issue 11), and
+      // a write may have happened: a timeout is never tried again.
+      nonRetryable: true,
+      details: [{ sent: true } satisfies UpstreamFailureDetails],
     });
   }
   if (error instanceof TypeError && error.message === 'fetch failed') {
@@ -70,6 +75,7 @@ function upstreamFailure(error: unknown, scope: CallScope, timeoutMs: number): A
       message: `the app could not be reached (${code ?? 'network error'})`,
       // Writes retry inside their single attempt, and only while nothing left.
       nonRetryable: scope !== 'read',
+      details: [{ sent: !NOT_SENT.has(code ?? '') } satisfies UpstreamFailureDetails],
     });
   }
   return ApplicationFailure.nonRetryable(
@@ -87,6 +93,7 @@ function answerCutOff(error: unknown, scope: CallScope, timeoutMs: number): Appl
     type: UPSTREAM_UNREACHABLE,
     message: `the app's answer was cut off (${error instanceof Error ? error.message : 'unknown'})`,
     nonRetryable: scope !== 'read',
+    details: [{ sent: true } satisfies UpstreamFailureDetails],
   });
 }
 
@@ -205,6 +212,10 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
 
     /** Whether the request may have reached the app on the current attempt. */
     const attempt = { mayHaveSent: false };
+    // One wait for the whole attempt, the retry after a 401 included: the caller was promised
+    // UPSTREAM_TIMEOUT_MS, not that many per request.
+    const timeoutMs = config.upstream.timeoutMs;
+    const deadline = Date.now() + timeoutMs;
     const send = async (accessToken: string): Promise<Response> => {
       const headers = new Headers({ ...app.apiHeaders, ...request.headers });
       if (type && !headers.has('content-type')) headers.set('content-type', type);
@@ -218,12 +229,12 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
           redirect: 'manual',
           // Cancelled too when Temporal gives up on this attempt: its caller has been answered.
           signal: AbortSignal.any([
-            AbortSignal.timeout(config.upstream.timeoutMs),
+            AbortSignal.timeout(Math.max(1, deadline - Date.now())),
             context.cancellationSignal,
           ]),
         });
       } catch (error) {
-        const failure = upstreamFailure(error, scope, config.upstream.timeoutMs);
+        const failure = upstreamFailure(error, scope, timeoutMs);
         if (failure.type === UPSTREAM_UNREACHABLE && NOT_SENT.has(causeCode(error) ?? '')) {
           attempt.mayHaveSent = false;
         }
@@ -263,7 +274,7 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
         target,
         raw: request.read === 'raw',
         limitBytes: config.api.bodyLimitBytes,
-        timeoutMs: config.upstream.timeoutMs,
+        timeoutMs,
       });
       if (answered.kind === 'response') {
         // Bookkeeping only: its failure must not turn a call the app served into an error.

@@ -119,7 +119,11 @@ describe('a write in flight', () => {
     // The activity's heartbeat stops with the process; the call ends as a timeout.
     const answered = await answer;
     expect(answered.status).toBe(504);
-    expect(answered.body.error).toMatchObject({ code: 'upstream_timeout', upstream_status: 504 });
+    expect(answered.body.error).toMatchObject({
+      code: 'upstream_timeout',
+      upstream_status: 504,
+      write_may_have_happened: true,
+    });
     expect(stack.acme.demo.stats().apiRequests - before).toBe(1);
   }, 90_000);
 });
