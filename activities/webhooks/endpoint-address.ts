@@ -1,48 +1,27 @@
 import dns from 'node:dns';
 import net, { type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
- * Where a webhook may not go unless `WEBHOOK_ALLOW_PRIVATE` is set: a receiver URL is chosen by
- * an API caller, so without this a key holder could make Gatehouse POST into its own network
- * (loopback, private, link-local, cloud metadata at 169.254.169.254, …).
+ * Where a webhook may go unless `WEBHOOK_ALLOW_PRIVATE` is set: a receiver URL is chosen by an
+ * API caller, so without this a key holder could make Gatehouse POST into its own network
+ * (loopback, private, link-local, cloud metadata at 169.254.169.254, …). Only globally routable
+ * unicast addresses pass, as classified by ipaddr.js (IPv4-mapped IPv6 is judged as the IPv4 it
+ * carries), and never an IPv6 form that embeds an IPv4 address a gateway or the host may turn
+ * back into it: IPv4-compatible `::a.b.c.d` (ipaddr.js calls it unicast), NAT64 (64:ff9b::/96,
+ * 64:ff9b:1::/48), 6to4 (2002::/16) and Teredo (2001::/32).
  */
-const nonPublic = new net.BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  nonPublic.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const) {
-  nonPublic.addSubnet(network, prefix, 'ipv6');
-}
+const EMBEDDING_IPV4 = ['::/96', '64:ff9b::/96', '64:ff9b:1::/48', '2002::/16', '2001::/32'].map(
+  (cidr) => ipaddr.IPv6.parseCIDR(cidr),
+);
 
-/** IPv4-mapped IPv6 addresses (`::ffff:127.0.0.1`) are checked against the IPv4 ranges. */
 export function isPublicAddress(address: string): boolean {
-  const family = net.isIP(address);
-  if (family === 0) return false;
-  return !nonPublic.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (net.isIP(address) === 0) return false;
+  const parsed = ipaddr.process(address);
+  if (parsed.range() !== 'unicast') return false;
+  return !(
+    parsed.kind() === 'ipv6' && EMBEDDING_IPV4.some((range) => (parsed as ipaddr.IPv6).match(range))
+  );
 }
 
 /** `[::1]` in a URL is `::1` to the resolver. */

@@ -127,6 +127,12 @@ describe('webhook endpoint', () => {
     'http://169.254.169.254/latest',
     'http://10.1.2.3/h',
     'http://[::ffff:192.168.0.1]/h',
+    // IPv6 forms that carry a loopback or metadata IPv4 address (issue 12).
+    'http://[::127.0.0.2]/h',
+    'http://[64:ff9b::7f00:2]/h',
+    'http://[2002:7f00:2::]/h',
+    'http://[64:ff9b::a9fe:a9fe]/h',
+    'http://2130706433/h',
   ])('refuses %s when private addresses are not allowed', async (url) => {
     const response = await call(full, 'PUT', { url, secret: newSecret() }, locked);
     expect(response).toMatchObject({
