@@ -85,6 +85,24 @@ describe('DESIGN.md §6: the app answer → the caller answer', () => {
     expect(passedHeaders({ Upgrade: 'h2c', Accept: 'x' })).toEqual({ Accept: 'x' });
   });
 
+  it("drops headers named in Connection or Proxy-Connection, and the app's origin policies", () => {
+    expect(
+      passedHeaders({
+        'content-type': 'application/json',
+        connection: 'keep-alive, X-Hop-One',
+        'x-hop-one': 'gone',
+        'proxy-connection': 'X-Hop-Two',
+        'x-hop-two': 'gone',
+        'strict-transport-security': 'max-age=63072000',
+        'content-security-policy': "default-src 'none'",
+        'access-control-allow-origin': '*',
+        'access-control-allow-credentials': 'true',
+        'set-cookie': 'session=abc',
+        etag: '"v1"',
+      }),
+    ).toEqual({ 'content-type': 'application/json', etag: '"v1"' });
+  });
+
   it('keeps Retry-After of a 429', () => {
     const settled = settleAction({
       status: 429,

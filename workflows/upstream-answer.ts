@@ -90,10 +90,16 @@ export function withWriteUncertainty(
   };
 }
 
-/** Headers that describe one hop, or that fetch has already undone (encoding, length). */
+/**
+ * Headers the caller never gets from the app (issue 12): hop-by-hop ones (RFC 9110 §7.6.1, plus
+ * the legacy `Proxy-Connection`), those fetch has already undone (encoding, length), the app's
+ * cookies (for its own domain, never for callers of Gatehouse), and the app's origin policies,
+ * which would otherwise speak for Gatehouse's origin: HSTS, CSP and CORS.
+ */
 const DROPPED_RESPONSE_HEADERS = new Set([
   'connection',
   'keep-alive',
+  'proxy-connection',
   'proxy-authenticate',
   'proxy-authorization',
   'te',
@@ -102,13 +108,39 @@ const DROPPED_RESPONSE_HEADERS = new Set([
   'upgrade',
   'content-encoding',
   'content-length',
-  // The app's cookies are for its own domain, never for callers of Gatehouse.
   'set-cookie',
+  'strict-transport-security',
+  'content-security-policy',
+  'content-security-policy-report-only',
+  'cross-origin-opener-policy',
+  'cross-origin-embedder-policy',
+  'cross-origin-resource-policy',
+  'timing-allow-origin',
 ]);
 
+/** The names a `Connection` header lists are hop-by-hop for that message (RFC 9110 §7.6.1). */
+export function connectionListed(value: string | undefined): Set<string> {
+  return new Set(
+    (value ?? '')
+      .split(',')
+      .map((name) => name.trim().toLowerCase())
+      .filter((name) => name !== ''),
+  );
+}
+
 export function passedHeaders(headers: Record<string, string>): Record<string, string> {
+  const lower = Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
+  );
+  const listed = connectionListed(lower.connection);
+  for (const name of connectionListed(lower['proxy-connection'])) listed.add(name);
   return Object.fromEntries(
-    Object.entries(headers).filter(([name]) => !DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())),
+    Object.entries(headers).filter(([name]) => {
+      const key = name.toLowerCase();
+      return (
+        !DROPPED_RESPONSE_HEADERS.has(key) && !listed.has(key) && !key.startsWith('access-control-')
+      );
+    }),
   );
 }
 
