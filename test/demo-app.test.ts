@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oauth from 'openid-client';
 import { z } from 'zod';
+import { DEEP_JSON_LEVELS } from '../infra/demo-app/faults.js';
 import { startDemoApp, type DemoApp, type DemoClient } from '../infra/demo-app/index.js';
 import { consentAtDemoApp } from '../infra/demo-app/scripted-consent.js';
 
@@ -292,6 +293,53 @@ describe('demo app (Acme Tasks)', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
 
     expect((await admin(app, '/faults', { mode: 'explode' })).status).toBe(422);
+  });
+
+  it('serves a request under nul_and_surrogate, answering with a NUL and a lone surrogate in titles', async () => {
+    const tokens = await connect(app, { username: 'grace' });
+    const token = tokens.access_token;
+    await admin(app, '/faults', { mode: 'nul_and_surrogate', times: 2 });
+
+    const created = await fetch(new URL('/tasks', app.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Plain' }),
+    });
+    expect(created.status).toBe(201);
+    // JSON escapes both: the bytes are valid JSON (and ASCII here), which Postgres still refuses.
+    const text = await created.text();
+    expect(text).toContain('"title":"Plain \\u0000 \\ud83d"');
+    const task = taskSchema.parse(JSON.parse(text));
+    expect(task.title).toBe('Plain \u0000 \ud83d');
+
+    const listed = await api(app, token, '/tasks');
+    expect(z.object({ tasks: z.array(taskSchema) }).parse(listed.body).tasks).toEqual([
+      expect.objectContaining({ id: task.id, title: 'Plain \u0000 \ud83d' }),
+    ]);
+    // Only the answers were hostile: the task was stored as sent.
+    expect(app.faults.current().mode).toBe('none');
+    expect(taskSchema.parse((await api(app, token, `/tasks/${task.id}`)).body).title).toBe('Plain');
+  });
+
+  it('serves a request under deep_json, answering with JSON nested DEEP_JSON_LEVELS deep', async () => {
+    const tokens = await connect(app, { username: 'heidi' });
+    await admin(app, '/faults', { mode: 'deep_json', times: 1 });
+    const res = await fetch(new URL('/tasks', app.url), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.access_token}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ title: 'Deep' }),
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const text = await res.text();
+    expect(text).toBe('['.repeat(DEEP_JSON_LEVELS) + ']'.repeat(DEEP_JSON_LEVELS));
+    const listed = await api(app, tokens.access_token, '/tasks');
+    expect(z.object({ tasks: z.array(taskSchema) }).parse(listed.body).tasks).toEqual([
+      expect.objectContaining({ title: 'Deep' }),
+    ]);
   });
 
   it('counts token endpoint requests by grant type, revocations and API calls', async () => {

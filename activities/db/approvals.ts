@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
-import type postgres from 'postgres';
 import type { Db } from '../../infra/database/client.js';
 import type { ApprovalStatus, ApprovalView } from '../../workflows/call-types.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
+import { storableJson } from './storable.js';
 
 export interface Approval {
   id: string;
@@ -69,7 +69,9 @@ export function approvalView(approval: Approval): ApprovalView {
 
 /**
  * Opens the call's approval, or returns the pending one it already has: the unique index on
- * pending fingerprints makes "never a second approval" hold even across workflow runs.
+ * pending fingerprints makes "never a second approval" hold even across workflow runs. The
+ * request is stored in its storable form (./storable.ts), like audit rows: it is what the
+ * approver is shown, and the call itself runs from the workflow's own copy.
  */
 export async function openApproval(sql: Db, input: NewApproval): Promise<Approval> {
   const [row]: [Approval?] = await sql`
@@ -78,7 +80,7 @@ export async function openApproval(sql: Db, input: NewApproval): Promise<Approva
       expires_at)
     values (${uuidv7()}, ${input.environmentId}, ${input.fingerprint}, ${input.workflowId},
       ${input.action}, ${input.scope}, ${input.agentId}, ${input.userExternalId},
-      ${input.requestedFrom}, 'pending', ${sql.json(input.request as postgres.JSONValue)},
+      ${input.requestedFrom}, 'pending', ${storableJson(sql, input.request)},
       ${input.policyId}, ${input.policyVersion}, ${input.policyRule},
       now() + make_interval(secs => ${input.ttlSeconds}))
     on conflict (environment_id, fingerprint) where status = 'pending' do nothing

@@ -1,21 +1,24 @@
 import { v7 as uuidv7 } from 'uuid';
-import type postgres from 'postgres';
 import type { Db } from '../../infra/database/client.js';
 import type { AuditDecision } from '../../workflows/call-types.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
+import { storableJson, storableText } from './storable.js';
 
 /** One row of the audit log. Written once, never updated or deleted by the API. */
 export interface AuditEvent {
   id: string;
   environmentId: string;
   time: Date;
+  /** As asked, for a refused call naming no catalog action. */
   action: string;
-  scope: CallScope;
+  /** null only for a refused call whose action is unknown. */
+  scope: CallScope | null;
   decision: AuditDecision;
   reason: string | null;
   agentId: string;
   via: string;
-  userExternalId: string;
+  /** null only for a refused call that named no valid user. */
+  userExternalId: string | null;
   connectedUserId: string | null;
   connectionId: string | null;
   approvalId: string | null;
@@ -34,28 +37,31 @@ const columns = (sql: Db) => sql`
   connected_user_id, connection_id, approval_id, request, response, trace_id, policy_id,
   policy_version`;
 
-const json = (sql: Db, value: Record<string, unknown> | null) =>
-  value === null ? null : sql.json(value as postgres.JSONValue);
+const text = (value: string | null) => (value === null ? null : storableText(value));
 
-/** Writes the events of one step of a call (one per caller) in a single statement. */
+/**
+ * Writes the events of one step of a call (one per caller) in a single statement. Every string
+ * is written in its storable form (./storable.ts): whatever a caller or an app sent, the row is
+ * written, because a call that ran must never lose its row over what it carried.
+ */
 export async function insertAuditEvents(sql: Db, events: NewAuditEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const rows = events.map((event) => ({
     id: event.id ?? uuidv7(),
     environment_id: event.environmentId,
-    action: event.action,
+    action: storableText(event.action),
     scope: event.scope,
     decision: event.decision,
-    reason: event.reason,
-    agent_id: event.agentId,
-    via: event.via,
-    user_external_id: event.userExternalId,
+    reason: text(event.reason),
+    agent_id: storableText(event.agentId),
+    via: storableText(event.via),
+    user_external_id: text(event.userExternalId),
     connected_user_id: event.connectedUserId,
     connection_id: event.connectionId,
     approval_id: event.approvalId,
-    request: json(sql, event.request),
-    response: json(sql, event.response),
-    trace_id: event.traceId,
+    request: storableJson(sql, event.request),
+    response: event.response === null ? null : storableJson(sql, event.response),
+    trace_id: storableText(event.traceId),
     policy_id: event.policyId,
     policy_version: event.policyVersion,
   }));
@@ -80,7 +86,7 @@ export async function listAuditEvents(
   return sql<AuditEvent[]>`
     select ${columns(sql)} from audit_events
     where environment_id = ${environmentId}
-      ${filter.user === undefined ? sql`` : sql`and user_external_id = ${filter.user}`}
+      ${filter.user === undefined ? sql`` : sql`and user_external_id = ${storableText(filter.user)}`}
       ${filter.decision === undefined ? sql`` : sql`and decision = ${filter.decision}`}
       ${filter.before === undefined ? sql`` : sql`and id < ${filter.before}`}
     order by id desc

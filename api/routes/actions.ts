@@ -1,11 +1,13 @@
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { findAction, listActions, type ActionDefinition } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
 import { callHeaders, callRequestOf } from '../calls/call-context.js';
 import { runCall } from '../calls/call-answer.js';
+import { refusable, type RefusedCall } from '../calls/refusals.js';
 import { InvalidRequestError, NotFoundError, type Issue } from '../errors.js';
-import { authorize } from '../http/authorize.js';
+import { authorize, callerOf, checkAccess } from '../http/authorize.js';
+import { externalUserId } from '../http/external-user-id.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 import { CallWorkflows } from '../temporal/call-workflows.js';
@@ -42,7 +44,7 @@ registerConnectedUserOperation({
 
 const runBody = z
   .strictObject({
-    user: z.string().min(1).max(255).meta({ description: "The user's external id" }),
+    user: externalUserId.meta({ description: "The user's external id" }),
     input: z
       .record(z.string(), z.unknown())
       .default({})
@@ -94,6 +96,24 @@ function validInput(action: ActionDefinition, input: Record<string, unknown>): u
   );
 }
 
+/** A refused run as far as its request tells: the action and user as asked, and the input. */
+function refusedRun(req: Request): RefusedCall {
+  const asked = typeof req.params.action === 'string' ? req.params.action : '';
+  const action = findAction(asked);
+  const body: unknown = req.body;
+  const fields =
+    typeof body === 'object' && body !== null && !Array.isArray(body)
+      ? (body as Record<string, unknown>)
+      : {};
+  const user = runBody.shape.user.safeParse(fields.user);
+  return {
+    action: action ? `${action.app}.${action.name}` : asked,
+    scope: action?.scope ?? null,
+    userExternalId: user.success ? user.data : null,
+    request: { user: fields.user ?? null, input: fields.input ?? null },
+  };
+}
+
 function summary(action: ActionDefinition) {
   return {
     action: `${action.app}.${action.name}`,
@@ -120,24 +140,34 @@ export function actionRoutes(deps: ApiDeps): Router {
       input_schema: z.toJSONSchema(action.input, { target: 'draft-2020-12', io: 'input' }),
     });
   });
-  router.post('/v1/actions/:action/run', authorize({ operation: 'call' }), async (req, res) => {
-    const { action: name } = parse(actionParam, req.params, 'path');
-    const action = findAction(name);
-    if (!action) throw new NotFoundError(`Action "${name}"`);
-    const body = parse(runBody, req.body, 'body');
-    const input = validInput(action, body.input);
-    const call = callRequestOf(
+  router.post('/v1/actions/:action/run', async (req, res) => {
+    // Every refusal up to the call's start is audited (SPEC.md §1), the key's access included.
+    const call = await refusable(
+      deps,
       req,
       res,
-      body.user,
-      {
-        kind: 'action',
-        action: `${action.app}.${action.name}`,
-        app: action.app,
-        scope: action.scope,
-        input,
+      () => refusedRun(req),
+      () => {
+        checkAccess(callerOf(res), { operation: 'call' });
+        const { action: name } = parse(actionParam, req.params, 'path');
+        const action = findAction(name);
+        if (!action) throw new NotFoundError(`Action "${name}"`);
+        const body = parse(runBody, req.body, 'body');
+        const input = validInput(action, body.input);
+        return callRequestOf(
+          req,
+          res,
+          body.user,
+          {
+            kind: 'action',
+            action: `${action.app}.${action.name}`,
+            app: action.app,
+            scope: action.scope,
+            input,
+          },
+          deps.config.approvals,
+        );
       },
-      deps.config.approvals,
     );
     await runCall(res, calls, call, deps);
   });

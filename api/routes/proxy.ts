@@ -1,12 +1,15 @@
-import express, { Router, type Request } from 'express';
+import express, { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
+import type { CallRequest } from '../../workflows/call-types.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import { scopeOfMethod } from '../../workflows/policy.js';
 import type { ApiDeps } from '../app.js';
 import { callHeaders, callRequestOf } from '../calls/call-context.js';
 import { runCall } from '../calls/call-answer.js';
+import { refusable, type RefusedCall } from '../calls/refusals.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
-import { authorize } from '../http/authorize.js';
+import { callerOf, checkAccess } from '../http/authorize.js';
+import { externalUserId } from '../http/external-user-id.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 import { CallWorkflows } from '../temporal/call-workflows.js';
@@ -18,7 +21,7 @@ const proxyParams = z.strictObject({
   path: z.string().meta({ description: "The app's own API path, passed unchanged" }),
 });
 const proxyHeaders = callHeaders.extend({
-  'service-user': z.string().min(1).max(255).meta({ description: "The user's external id" }),
+  'service-user': externalUserId.meta({ description: "The user's external id" }),
 });
 
 for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
@@ -116,6 +119,70 @@ function unforwardablePath(path: string, query: string): string | null {
   return null;
 }
 
+/** A refused proxy call as far as its request tells: app, method, path and user as sent. */
+function refusedProxy(req: Request): RefusedCall {
+  const target = rawTarget(req);
+  const app = target.app === null ? undefined : findApp(target.app);
+  const user = proxyHeaders.shape['service-user'].safeParse(req.get('service-user'));
+  const action = `${app?.id ?? target.app ?? '(malformed)'}.proxy`;
+  return {
+    action,
+    scope: scopeOfMethod(req.method),
+    userExternalId: user.success ? user.data : null,
+    request: {
+      user: req.get('service-user') ?? null,
+      method: req.method,
+      path: target.path,
+      query: target.query || null,
+      // Unknown when the refusal came before the body was read.
+      body_bytes: Buffer.isBuffer(req.body) ? req.body.length : null,
+    },
+  };
+}
+
+/** The call a proxy request makes, or the refusal of one the app could not receive as sent. */
+function proxyCall(
+  req: Request,
+  res: Response,
+  settings: { retryWindowSeconds: number },
+): CallRequest {
+  const target = rawTarget(req);
+  const app = target.app === null ? undefined : findApp(target.app);
+  if (!app) throw new NotFoundError(`App "${target.app ?? '(malformed)'}"`);
+  const { 'service-user': user } = parse(
+    proxyHeaders.pick({ 'service-user': true }),
+    { 'service-user': req.get('service-user') },
+    'header',
+  );
+  const unforwardable = unforwardablePath(target.path, target.query);
+  if (unforwardable) {
+    const message = `The path ${unforwardable}: the app could not receive it unchanged.`;
+    throw new InvalidRequestError(message, [{ path: 'path', message: unforwardable }]);
+  }
+  const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : null;
+  // fetch cannot send a body with these methods: refused here rather than failing upstream.
+  if (body && (req.method === 'GET' || req.method === 'HEAD')) {
+    const message = `A ${req.method} request to the app cannot carry a body.`;
+    throw new InvalidRequestError(message, [{ path: 'body', message: 'must be empty' }]);
+  }
+  return callRequestOf(
+    req,
+    res,
+    user,
+    {
+      kind: 'proxy',
+      app: app.id,
+      scope: scopeOfMethod(req.method),
+      method: req.method,
+      path: target.path,
+      query: target.query,
+      headers: forwardedHeaders(req),
+      bodyBase64: body ? body.toString('base64') : null,
+    },
+    settings,
+  );
+}
+
 /**
  * SPEC.md §4.1 `ANY /v1/proxy/{app}/{path}`: the app's own API with the user's credentials,
  * graded by method, governed and audited like an action. Mounted before the JSON parser: the
@@ -124,44 +191,29 @@ function unforwardablePath(path: string, query: string): string | null {
 export function proxyRoutes(deps: ApiDeps): Router {
   const router = Router();
   const calls = new CallWorkflows(deps.temporal, deps.sql, deps.config.temporal.taskQueue);
+  // Every refusal up to the call's start is audited (SPEC.md §1); the key's access is checked
+  // before the body is read.
   router.use(
-    authorize({ operation: 'call' }),
-    express.raw({ type: () => true, limit: deps.config.api.bodyLimitBytes }),
-    async (req, res) => {
-      const target = rawTarget(req);
-      const app = target.app === null ? undefined : findApp(target.app);
-      if (!app) throw new NotFoundError(`App "${target.app ?? '(malformed)'}"`);
-      const { 'service-user': user } = parse(
-        proxyHeaders.pick({ 'service-user': true }),
-        { 'service-user': req.get('service-user') },
-        'header',
-      );
-      const unforwardable = unforwardablePath(target.path, target.query);
-      if (unforwardable) {
-        const message = `The path ${unforwardable}: the app could not receive it unchanged.`;
-        throw new InvalidRequestError(message, [{ path: 'path', message: unforwardable }]);
-      }
-      const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : null;
-      // fetch cannot send a body with these methods: refused here rather than failing upstream.
-      if (body && (req.method === 'GET' || req.method === 'HEAD')) {
-        const message = `A ${req.method} request to the app cannot carry a body.`;
-        throw new InvalidRequestError(message, [{ path: 'body', message: 'must be empty' }]);
-      }
-      const call = callRequestOf(
+    async (req, res, next) => {
+      await refusable(
+        deps,
         req,
         res,
-        user,
-        {
-          kind: 'proxy',
-          app: app.id,
-          scope: scopeOfMethod(req.method),
-          method: req.method,
-          path: target.path,
-          query: target.query,
-          headers: forwardedHeaders(req),
-          bodyBase64: body ? body.toString('base64') : null,
+        () => refusedProxy(req),
+        () => {
+          checkAccess(callerOf(res), { operation: 'call' });
         },
-        deps.config.approvals,
+      );
+      next();
+    },
+    express.raw({ type: () => true, limit: deps.config.api.bodyLimitBytes }),
+    async (req, res) => {
+      const call = await refusable(
+        deps,
+        req,
+        res,
+        () => refusedProxy(req),
+        () => proxyCall(req, res, deps.config.approvals),
       );
       await runCall(res, calls, call, deps);
     },

@@ -11,6 +11,8 @@ export const faultSettingsSchema = z.object({
     'cut_off',
     'bad_request',
     'slow',
+    'nul_and_surrogate',
+    'deep_json',
     'none',
   ]),
   retryAfterSeconds: z.number().int().min(0).max(86_400).optional(),
@@ -32,6 +34,32 @@ export interface FaultState {
 
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
 const DEFAULT_DELAY_MS = 5000;
+
+/**
+ * What `nul_and_surrogate` appends to every task title: a NUL and a lone UTF-16 surrogate. JSON
+ * carries both (escaped as `\u0000` and `\ud83d`), but Postgres text and jsonb store neither, so
+ * an app's answer can bring into Gatehouse what no client request may.
+ */
+export const HOSTILE_TITLE_SUFFIX = ' \u0000 \ud83d';
+
+function withHostileTitles(body: unknown): unknown {
+  if (Array.isArray(body)) return body.map(withHostileTitles);
+  if (typeof body !== 'object' || body === null) return body;
+  return Object.fromEntries(
+    Object.entries(body).map(([key, value]) => [
+      key,
+      key === 'title' && typeof value === 'string'
+        ? `${value}${HOSTILE_TITLE_SUFFIX}`
+        : withHostileTitles(value),
+    ]),
+  );
+}
+
+/**
+ * How deep `deep_json` nests its answer: far deeper than any JSON a caller may send (256 levels),
+ * and deeper than JavaScript's recursive JSON.stringify can write, in 200 KB.
+ */
+export const DEEP_JSON_LEVELS = 100_000;
 
 /** The fault switches of the resource API; the OAuth endpoints are never affected. */
 export class DemoFaults {
@@ -111,6 +139,22 @@ export function faultMiddleware(faults: DemoFaults, stopping: AbortSignal): Requ
       case 'bad_request':
         res.status(400).json({ error: 'bad_request' });
         return;
+      case 'nul_and_surrogate': {
+        // The request is served as usual (a write happens); only the answer is hostile.
+        const send = res.json.bind(res);
+        res.json = ((body: unknown) => send(withHostileTitles(body))) as typeof res.json;
+        next();
+        return;
+      }
+      case 'deep_json': {
+        // Served as usual too; the answer is valid JSON of arrays nested DEEP_JSON_LEVELS deep.
+        const send = res.send.bind(res);
+        res.json = (() =>
+          send('['.repeat(DEEP_JSON_LEVELS) + ']'.repeat(DEEP_JSON_LEVELS))) as typeof res.json;
+        res.type('application/json');
+        next();
+        return;
+      }
       case 'slow':
         sleep(fault.delayMs, undefined, { signal: stopping }).then(
           () => {

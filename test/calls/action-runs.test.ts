@@ -97,9 +97,16 @@ describe('stopped before the app', () => {
       'input.title',
     ]);
     expect(stack.acme.demo.stats().apiRequests).toBe(requests);
+    // Refused before it ran, and recorded as such (SPEC.md §1: every call is audited).
     const [after] = await stack.db.sql<{ n: number }[]>`
       select count(*)::int as n from audit_events`;
-    expect(after?.n).toBe(audited?.n);
+    expect(after?.n).toBe((audited?.n ?? 0) + 1);
+    const [refusal] = await stack.db.sql<{ decision: string; reason: string }[]>`
+      select decision, reason from audit_events order by id desc limit 1`;
+    expect(refusal).toMatchObject({
+      decision: 'denied',
+      reason: expect.stringContaining('input.title'),
+    });
   });
 
   it('refuses a NUL character in the input, naming the field', async () => {
