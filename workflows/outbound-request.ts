@@ -1,8 +1,18 @@
+import { ApplicationFailure } from '@temporalio/common';
 import type { CallTargetInput, OutboundRequest } from './call-types.js';
 import { findAction, type ActionDefinition } from './catalog/index.js';
+import { unsafePath } from './catalog/request-path.js';
 
 function actionRequest(action: ActionDefinition, input: unknown): OutboundRequest {
   const built = action.request(input);
+  // The API refused such input already (defineAction); this holds for anything that skipped it.
+  const unsafe = unsafePath(built.path);
+  if (unsafe) {
+    throw ApplicationFailure.nonRetryable(
+      `${action.app}.${action.name} built the path ${JSON.stringify(built.path)}: a segment ${unsafe.problem}`,
+      'UnsafeRequestPath',
+    );
+  }
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(built.query ?? {})) {
     if (value !== undefined) query.append(name, String(value));

@@ -1,8 +1,8 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request } from 'express';
 import { z } from 'zod';
 import { InvalidRequestError, type Issue } from '../errors.js';
 
-type Location = 'body' | 'query' | 'path' | 'header';
+export type Location = 'body' | 'query' | 'path' | 'header';
 
 function issuesOf(error: z.ZodError, location: Location): Issue[] {
   return error.issues.flatMap((issue): Issue[] => {
@@ -20,53 +20,56 @@ function issuesOf(error: z.ZodError, location: Location): Issue[] {
 /** Deeper than any request a person means to send: refused before anything walks it. */
 const MAX_DEPTH = 256;
 
+/** A lone UTF-16 surrogate: JSON's `\ud83d` escape makes one, and no Unicode text holds one. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
- * Where `value` holds a NUL character, in a string or a property name: Postgres text and jsonb
- * cannot store one. Walked with an explicit stack (bodies are at most MAX_DEPTH deep anyway).
+ * Why a string cannot be stored as it is, or null: Postgres text and jsonb refuse NUL and lone
+ * surrogates, and a client's mistake must never become a 500 (or a U+FFFD in its place).
  */
-function nulAt(value: unknown): string[] | null {
+function unstorable(text: string): string | null {
+  if (text.includes('\u0000')) return 'must not contain the NUL character';
+  if (LONE_SURROGATE.test(text))
+    return 'must not contain a lone UTF-16 surrogate (malformed Unicode)';
+  return null;
+}
+
+export type Malformed = { kind: 'depth' } | { kind: 'text'; path: string[]; message: string };
+
+/**
+ * The first thing in `value` that no request may hold: nesting beyond MAX_DEPTH, or a string or
+ * property name that cannot be stored (a bad property name is reported at its object). One walk,
+ * with an explicit stack, so a hostile body cannot exhaust the call stack.
+ */
+export function malformedIn(value: unknown): Malformed | null {
   const stack: { value: unknown; path: string[] }[] = [{ value, path: [] }];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     if (typeof item.value === 'string') {
-      if (item.value.includes('\u0000')) return item.path;
+      const message = unstorable(item.value);
+      if (message) return { kind: 'text', path: item.path, message };
       continue;
     }
     if (typeof item.value !== 'object' || item.value === null) continue;
+    if (item.path.length >= MAX_DEPTH) return { kind: 'depth' };
     for (const [key, child] of Object.entries(item.value)) {
-      if (key.includes('\u0000')) return item.path;
+      const message = unstorable(key);
+      if (message) return { kind: 'text', path: item.path, message };
       stack.push({ value: child, path: [...item.path, key] });
     }
   }
   return null;
 }
 
-/** Deepest nesting of objects and arrays in `value`, counted without recursion. */
-function depthOf(value: unknown): number {
-  let deepest = 0;
-  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    if (typeof item.value !== 'object' || item.value === null) continue;
-    deepest = Math.max(deepest, item.depth + 1);
-    if (deepest > MAX_DEPTH) return deepest;
-    for (const child of Object.values(item.value))
-      stack.push({ value: child, depth: item.depth + 1 });
-  }
-  return deepest;
-}
-
-/**
- * After the JSON parser: a body nested beyond MAX_DEPTH is refused before anything (the
- * idempotency hash, a call fingerprint) walks it.
- */
-export const shallowBody: RequestHandler = (req, _res, next) => {
-  if (depthOf(req.body) > MAX_DEPTH) {
-    throw new InvalidRequestError(
+/** The error for what `malformedIn` found, naming the field (or the whole `location`). */
+export function malformedError(found: Malformed, location: Location): InvalidRequestError {
+  if (found.kind === 'depth') {
+    return new InvalidRequestError(
       `The request body nests deeper than ${String(MAX_DEPTH)} levels.`,
       [{ path: 'body', message: `must not nest deeper than ${String(MAX_DEPTH)} levels` }],
     );
   }
-  next();
-};
+  return invalid(location, [{ path: found.path.join('.') || location, message: found.message }]);
+}
 
 function invalid(location: Location, issues: Issue[]): InvalidRequestError {
   const first = issues[0];
@@ -82,12 +85,9 @@ export function parse<S extends z.ZodType>(
 ): z.infer<S> {
   const result = schema.safeParse(value ?? (location === 'body' ? undefined : {}));
   if (!result.success) throw invalid(location, issuesOf(result.error, location));
-  const nul = nulAt(result.data);
-  if (nul) {
-    throw invalid(location, [
-      { path: nul.join('.') || location, message: 'must not contain the NUL character' },
-    ]);
-  }
+  // JSON bodies were walked once, as they were parsed (json-body.ts).
+  const found = location === 'body' ? null : malformedIn(result.data);
+  if (found) throw malformedError(found, location);
   return result.data;
 }
 

@@ -10,6 +10,7 @@ import type { ApiDeps } from '../app.js';
 import { NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';
 import { authorize, callerOf } from '../http/authorize.js';
+import { externalUserId } from '../http/external-user-id.js';
 import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
@@ -18,7 +19,7 @@ const decisions = ['allowed', 'blocked', 'denied', 'failed'] as const;
 
 export const listAuditQuery = z
   .strictObject({
-    user: z.string().min(1).max(255).optional().meta({ description: "A user's external id" }),
+    user: externalUserId.optional().meta({ description: "A user's external id" }),
     decision: z.enum(decisions).optional(),
     ...pageQuery('cursor'),
   })
@@ -29,14 +30,20 @@ const listItem = z
   .object({
     id: z.string(),
     action: z.string().meta({ description: '`<app>.<action>`, or `<app>.proxy` for proxy calls' }),
-    scope: z.enum(['read', 'write', 'destructive']),
+    scope: z
+      .enum(['read', 'write', 'destructive'])
+      .nullable()
+      .meta({ description: 'null only for a refused call that named no known action' }),
     decision: z.enum(decisions).meta({
       description:
-        '`allowed` (ran), `blocked` (held for approval), `denied` (policy or rejected approval), `failed` (stopped by the service: connection_* or upstream_*)',
+        '`allowed` (ran), `blocked` (held for approval), `denied` (policy, rejected approval, or refused by the API: insufficient_access, invalid_request, not_found), `failed` (stopped by the service: connection_* or upstream_*)',
     }),
     reason: z.string().nullable(),
     agent_id: z.string(),
-    user: z.string(),
+    user: z
+      .string()
+      .nullable()
+      .meta({ description: 'null only for a refused call that named no valid user' }),
     via: z.string(),
     time: z.iso.datetime(),
   })

@@ -7,6 +7,7 @@ import type { ApiDeps } from '../app.js';
 import { newConnectLink } from '../connect/links.js';
 import { ApiError, InvalidRequestError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
+import { externalUserId } from '../http/external-user-id.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 
@@ -16,7 +17,7 @@ const noControl = /^[^\u0000-\u001f\u007f-\u009f]*$/;
 
 export const createLinkBody = z
   .strictObject({
-    user: z.string().min(1).max(256).regex(noControl, 'must not contain control characters').meta({
+    user: externalUserId.meta({
       description: 'Your own id for the end user; later calls name the user by it.',
     }),
     customer: z

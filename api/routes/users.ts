@@ -11,6 +11,7 @@ import type { Sql } from '../../infra/database/client.js';
 import type { ApiDeps } from '../app.js';
 import { NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
+import { externalUserId } from '../http/external-user-id.js';
 import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
@@ -21,7 +22,7 @@ import {
   userListItemSchema,
   userSchema,
 } from '../presenters/users.js';
-import { ConnectionWorkflows } from '../temporal/connection-workflows.js';
+import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
 
 export const listUsersQuery = z
   .strictObject({
@@ -35,7 +36,7 @@ export const listUsersQuery = z
   .meta({ id: 'ListUsersQuery' });
 
 const userPath = z.strictObject({
-  user: z.string().meta({ description: 'Your own id for the user (`external_id`)' }),
+  user: externalUserId.meta({ description: 'Your own id for the user (`external_id`)' }),
 });
 
 registerConnectedUserOperation({
@@ -88,7 +89,7 @@ async function userOf(sql: Sql, caller: Caller, externalId: string): Promise<Con
 /** SPEC.md §4.1: the connected users of the caller's environment and their connections. */
 export function usersRoutes(deps: ApiDeps): Router {
   const router = Router();
-  const workflows = new ConnectionWorkflows(deps.temporal, deps.config.temporal.taskQueue);
+  const workflows = connectionWorkflowsFor(deps);
 
   router.get('/v1/users', authorize({ operation: 'read' }), async (req, res) => {
     const caller = callerOf(res);

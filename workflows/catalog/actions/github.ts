@@ -1,9 +1,6 @@
 import { z } from 'zod';
 import { defineAction } from '../types.js';
 
-// Dot segments pass through encodeURIComponent and would be resolved away by URL parsing.
-const notDotSegment = (value: string) => value !== '.' && value !== '..';
-
 const owner = z
   .string()
   .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/)
@@ -11,7 +8,6 @@ const owner = z
 const repo = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,100}$/)
-  .refine(notDotSegment)
   .meta({ description: 'The repository name, without the owner, e.g. hello-world' });
 const issueNumber = z
   .number()

@@ -5,14 +5,11 @@ const calendarId = z
   .string()
   .min(1)
   .max(1024)
-  // Dot segments pass through encodeURIComponent and would be resolved away by URL parsing.
-  .refine((id) => id !== '.' && id !== '..')
   .default('primary')
   .meta({ description: "A calendar id from list_calendars; defaults to the user's primary one" });
 const eventId = z
   .string()
   .regex(/^[A-Za-z0-9_@.-]{1,1024}$/)
-  .refine((id) => id !== '.' && id !== '..')
   .meta({ description: 'The event id from list_events' });
 const dateTime = z.iso.datetime({ offset: true });
 const eventTime = z.union([
