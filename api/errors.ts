@@ -1,3 +1,9 @@
+import {
+  ServiceError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  isGrpcServiceError,
+} from '@temporalio/client';
+import { isDatabaseUnavailable } from '../infra/database/client.js';
 import { ERROR_CODES, type ErrorCode, type ErrorEnvelope } from '../workflows/error-codes.js';
 
 /**
@@ -67,4 +73,42 @@ export function internalError(): ApiError {
     'internal_error',
     'Something went wrong on our side. Retry later; if it persists, contact support with the trace id.',
   );
+}
+
+/**
+ * 503 `service_unavailable`: Postgres or Temporal did not answer within its bound (issue 11). The
+ * message says what became of the request, so a caller knows whether retrying is safe.
+ */
+export class ServiceUnavailableError extends ApiError {
+  constructor(message: string, extra: Record<string, unknown> = {}, retryAfterSeconds = 2) {
+    super('service_unavailable', message, extra, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/**
+ * gRPC statuses of a Temporal that is down, frozen or overloaded, or of a request deadline
+ * (Connection.withDeadline) that ran out: CANCELLED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED,
+ * UNAVAILABLE.
+ */
+const TEMPORAL_UNAVAILABLE_GRPC: ReadonlySet<number> = new Set([1, 4, 8, 14]);
+
+/** Whether a Temporal client call failed because the server did not answer in time. */
+export function isTemporalUnavailable(error: unknown): boolean {
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  const cause = error instanceof ServiceError ? error.cause : error;
+  return isGrpcServiceError(cause) && TEMPORAL_UNAVAILABLE_GRPC.has(cause.code);
+}
+
+/**
+ * The one mapping of "a dependency did not answer" to 503, for whatever a route awaited: a
+ * query, or a Temporal call outside the paths that say more (api/temporal/call-workflows.ts).
+ */
+export function serviceUnavailableFrom(error: unknown): ServiceUnavailableError | null {
+  if (isDatabaseUnavailable(error)) {
+    return new ServiceUnavailableError('The database did not answer in time; retry shortly.');
+  }
+  if (isTemporalUnavailable(error)) {
+    return new ServiceUnavailableError('Temporal did not answer in time; retry shortly.');
+  }
+  return null;
 }

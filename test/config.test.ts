@@ -44,10 +44,72 @@ describe('configuration', () => {
     ['PUBLIC_URL', 'ftp://example.com', /PUBLIC_URL/],
     ['BODY_LIMIT_BYTES', '10', /BODY_LIMIT_BYTES/],
     ['ENCRYPTION_PREVIOUS_KEYS', 'no-colon', /ENCRYPTION_PREVIOUS_KEYS/],
+    ['REQUEST_DEADLINE_MS', '100', /REQUEST_DEADLINE_MS/],
+    ['REQUEST_DEADLINE_MS', 'soon', /REQUEST_DEADLINE_MS/],
+    ['DATABASE_CONNECT_TIMEOUT_MS', '0', /DATABASE_CONNECT_TIMEOUT_MS/],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '1.5', /DATABASE_STATEMENT_TIMEOUT_MS/],
+    ['DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', '-1', /DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS/],
+    ['RATE_LIMIT_ENABLED', 'maybe', /RATE_LIMIT_ENABLED/],
+    ['RATE_LIMIT_PER_KEY_PER_MINUTE', '0', /RATE_LIMIT_PER_KEY_PER_MINUTE/],
+    ['RATE_LIMIT_FAILED_AUTH_PER_MINUTE', 'many', /RATE_LIMIT_FAILED_AUTH_PER_MINUTE/],
+    ['RATE_LIMIT_PAGES_PER_MINUTE', '2.5', /RATE_LIMIT_PAGES_PER_MINUTE/],
+    ['RATE_LIMIT_TIMEOUT_MS', '5', /RATE_LIMIT_TIMEOUT_MS/],
   ])('refuses %s=%s, naming it', (name, value, expected) => {
     const found = problems({ ...minimal, [name]: value });
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(expected);
+  });
+
+  it('bounds every wait on Postgres and Temporal by default, and takes other bounds', () => {
+    const defaults = loadConfig(minimal);
+    expect(defaults.database.timeouts).toEqual({
+      connectTimeoutMs: 5000,
+      statementTimeoutMs: 5000,
+      idleInTransactionTimeoutMs: 5000,
+    });
+    // A taken call may wait for the app twice (a retry after a 401), plus bookkeeping.
+    expect(defaults.requests).toEqual({ deadlineMs: 10_000, callAnswerMs: 90_000 });
+
+    const tuned = loadConfig({
+      ...minimal,
+      REQUEST_DEADLINE_MS: '2000',
+      UPSTREAM_TIMEOUT_MS: '1000',
+      DATABASE_CONNECT_TIMEOUT_MS: '1500',
+      DATABASE_STATEMENT_TIMEOUT_MS: '30000',
+      DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '2500',
+    });
+    expect(tuned.requests).toEqual({ deadlineMs: 2000, callAnswerMs: 32_000 });
+    expect(tuned.database.timeouts).toEqual({
+      connectTimeoutMs: 1500,
+      statementTimeoutMs: 30_000,
+      idleInTransactionTimeoutMs: 2500,
+    });
+  });
+
+  it('limits rates by default, generously per key, and takes other limits', () => {
+    expect(loadConfig(minimal).rateLimits).toEqual({
+      enabled: true,
+      perKeyPerMinute: 6000,
+      failedAuthPerMinute: 30,
+      pagesPerMinute: 120,
+      timeoutMs: 500,
+    });
+    expect(
+      loadConfig({
+        ...minimal,
+        RATE_LIMIT_ENABLED: 'false',
+        RATE_LIMIT_PER_KEY_PER_MINUTE: '100',
+        RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '3',
+        RATE_LIMIT_PAGES_PER_MINUTE: '10',
+        RATE_LIMIT_TIMEOUT_MS: '50',
+      }).rateLimits,
+    ).toEqual({
+      enabled: false,
+      perKeyPerMinute: 100,
+      failedAuthPerMinute: 3,
+      pagesPerMinute: 10,
+      timeoutMs: 50,
+    });
   });
 
   it('requires the mutual-TLS certificate and key together', () => {

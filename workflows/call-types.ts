@@ -56,6 +56,13 @@ export interface CallTicket {
    * redelivered Update or a re-run local activity never records the request twice. */
   requestId: string;
   traceId: string;
+  /**
+   * Epoch ms set by the API (REQUEST_DEADLINE_MS after the request came): the workflow refuses
+   * this Update once its own clock is past it, and starts the app call for this caller only until
+   * then, so a caller told 503 never has its call run behind its back. Absent from Updates sent
+   * before deadlines existed.
+   */
+  deadline?: number;
 }
 
 /** The HTTP answer to one caller. */
@@ -90,6 +97,8 @@ export interface DecisionInput {
   approvalId: string;
   decision: 'approve' | 'reject';
   decidedBy: string;
+  /** Epoch ms: the workflow refuses the decision once its clock is past it (see CallTicket). */
+  deadline?: number;
 }
 
 /** Audit decision values (DESIGN.md §4). */

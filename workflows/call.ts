@@ -16,6 +16,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   ParentClosePolicy,
+  type ActivityOptions,
   TimeoutFailure,
   allHandlersFinished,
   condition,
@@ -47,6 +48,7 @@ import {
   APPROVAL_NOT_PENDING,
   CALL_ENDED,
   DECIDER_REFUSED,
+  PAST_DEADLINE,
   callUpdate,
   cancelSignal,
   decideUpdate,
@@ -76,6 +78,17 @@ const records = proxyLocalActivities<Activities>({
   retry: { initialInterval: '100 milliseconds', maximumAttempts: 5 },
 });
 
+/**
+ * The bookkeeping of a call that reached the app: the app has acted, so its caller must get the
+ * app's answer, never a retryable internal_error that invites the write again, and the call must
+ * have its audit row. Retried until Postgres takes it; meanwhile the caller waits (the API bounds
+ * that wait), and an identical call finds this one still open rather than running it again.
+ */
+const servedRecords = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '100 milliseconds', maximumInterval: '5 seconds' },
+});
+
 // The app's timeout (UPSTREAM_TIMEOUT_MS, at most 2 minutes) twice over, for the retry after a
 // 401, fits inside; a write also heartbeats, so a lost worker is noticed long before this.
 const startToCloseTimeout = '5 minutes';
@@ -87,17 +100,55 @@ const startToCloseTimeout = '5 minutes';
  * timeout, never sends the write again behind the caller's back. The activity itself tries a
  * write again only while its request provably never left (DESIGN.md §6).
  */
+const writeOptions: ActivityOptions = {
+  startToCloseTimeout,
+  // The activity heartbeats every second: a dead worker is noticed in seconds.
+  heartbeatTimeout: '10 seconds',
+  retry: { maximumAttempts: 1 },
+};
 const upstreamFor = {
-  write: proxyActivities<Activities>({
-    startToCloseTimeout,
-    // The activity heartbeats every second: a dead worker is noticed in seconds.
-    heartbeatTimeout: '10 seconds',
-    retry: { maximumAttempts: 1 },
-  }).callUpstream,
+  write: proxyActivities<Activities>(writeOptions).callUpstream,
   read: proxyLocalActivities<Activities>({
     startToCloseTimeout,
     retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
   }).callUpstream,
+};
+
+/**
+ * A write that must start by `startBy` (epoch ms) or not at all: queued while no worker polls, it
+ * would otherwise reach the app long after its callers were told it failed (issue 11).
+ */
+function writeStartingBy(startBy: number | null) {
+  if (startBy === null) return upstreamFor.write;
+  const scheduleToStartTimeout = Math.max(startBy - Date.now(), 1000);
+  return proxyActivities<Activities>({ ...writeOptions, scheduleToStartTimeout }).callUpstream;
+}
+
+/**
+ * Issue 11: the API tells a caller 503 once its deadline has passed, so an Update that reaches
+ * the workflow after it is refused unapplied, however long it waited in Temporal for a worker.
+ * The workflow's clock is the workflow task's start, so the check replays the same way.
+ */
+function refuseLate(deadline: number | undefined): void {
+  if (deadline !== undefined && Date.now() > deadline) {
+    throw ApplicationFailure.nonRetryable(
+      'the request reached the workflow after its deadline',
+      PAST_DEADLINE,
+    );
+  }
+}
+
+/** The call did not start while a caller still waited for it: nothing reached the app. */
+const ANSWER_NOT_RUN: Settled = {
+  answer: {
+    kind: 'error',
+    code: 'service_unavailable',
+    message: 'Gatehouse could not start the call in time; it did not run. Send it again.',
+    extra: { call_state: 'not_started', retry_after: '2' },
+  },
+  decision: 'failed',
+  reason: 'service_unavailable: the call did not start in time',
+  response: null,
 };
 
 interface HeldState {
@@ -114,6 +165,21 @@ type Phase = 'evaluating' | 'running' | 'held' | 'approved' | 'rejected' | 'ende
 interface Waiter {
   ticket: CallTicket;
   answer?: CallAnswer;
+}
+
+/** A caller whose API still waits for the call to start (CallTicket.deadline). */
+function live(waiter: Waiter): boolean {
+  return waiter.ticket.deadline === undefined || Date.now() <= waiter.ticket.deadline;
+}
+
+/** The last moment one of these callers still waits for the call to start; null for no bound. */
+function latestDeadline(waiters: Waiter[]): number | null {
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const { ticket } of waiters) {
+    if (ticket.deadline === undefined) return null;
+    latest = Math.max(latest, ticket.deadline);
+  }
+  return latest;
 }
 
 export interface CallSummary {
@@ -140,8 +206,9 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
   };
   let outcome: AuditDecision = 'failed';
 
+  // A response means the call reached (or tried to reach) the app: its row must be written.
   const audit = (tickets: CallTicket[], settled: Settled) =>
-    records.recordAudit(
+    (settled.response === null ? records : servedRecords).recordAudit(
       call,
       context,
       tickets.map((ticket) => ({
@@ -179,7 +246,8 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
       return waiter.answer as CallAnswer;
     },
     {
-      validator: (_ticket: CallTicket) => {
+      validator: (ticket: CallTicket) => {
+        refuseLate(ticket.deadline);
         // A call that has ended is over: the caller sends it again and meets a fresh workflow.
         // So is a hold past its expiry whose timer this workflow has not yet seen fire.
         const lapsed = (phase === 'held' || phase === 'rejected') && Date.now() >= holdEndsAt;
@@ -226,6 +294,7 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
     },
     {
       validator: (input: DecisionInput) => {
+        refuseLate(input.deadline);
         if (phase !== 'held' || held.deciding || held.approval?.id !== input.approvalId) {
           throw ApplicationFailure.nonRetryable(
             `the approval is ${held.approval?.status ?? 'not open'}`,
@@ -246,10 +315,14 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
     held.cancelled = true;
   });
 
-  async function execute(preparation: Preparation & { ok: true }): Promise<Settled> {
+  /** `startBy`: when a write that has not started by then must not start (see writeStartingBy). */
+  async function execute(
+    preparation: Preparation & { ok: true },
+    startBy: number | null = null,
+  ): Promise<Settled> {
     const { target } = call;
     try {
-      const callUpstream = target.scope === 'read' ? upstreamFor.read : upstreamFor.write;
+      const callUpstream = target.scope === 'read' ? upstreamFor.read : writeStartingBy(startBy);
       const result = await callUpstream({ connectionId: preparation.connectionId, target });
       switch (result.kind) {
         case 'connection':
@@ -276,6 +349,10 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
       // A regular activity's failure comes wrapped in an ActivityFailure; a local one's does not.
       // Anything else (an activity failing for reasons of ours) is answered as internal_error.
       const cause = error instanceof ActivityFailure ? error.cause : error;
+      // No worker took the write before its callers' deadline: it was never sent.
+      if (cause instanceof TimeoutFailure && cause.timeoutType === 'SCHEDULE_TO_START') {
+        return ANSWER_NOT_RUN;
+      }
       // Whether the request may have reached the app; a lost worker's write may have.
       const sent =
         cause instanceof ApplicationFailure
@@ -333,10 +410,20 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
     return end(answerDenied(preparation.policyId, preparation.reason));
   }
 
+  // Issue 11: only a caller still waiting makes the call act. The Update that started this
+  // workflow may have been refused as late (no worker took it in time), or its caller's wait may
+  // have run out while the call was prepared; then neither the app nor the approvers hear of it.
+  // Calls started by an older worker replay without this check.
+  const needsLiveCaller = patched('call-needs-live-caller');
+  if (needsLiveCaller && !waiting.some(live)) return end(ANSWER_NOT_RUN);
+
   if (preparation.decision === 'allow') {
     upsertSearchAttributes([{ key: searchAttributes.decision, value: 'allowed' }]);
     phase = 'running';
-    const settled = await execute(preparation);
+    // A write starts while its callers still wait, or not at all. (An approved write needs no such
+    // bound: run late, it still consumes its approval, and a retry meets a new one.)
+    const startBy = needsLiveCaller ? latestDeadline(waiting) : null;
+    const settled = await execute(preparation, startBy);
     return end(settled);
   }
 
@@ -427,7 +514,7 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
   phase = 'running';
   upsertSearchAttributes([{ key: searchAttributes.decision, value: 'allowed' }]);
   const settled = await execute(preparation);
-  await records.consumeApproval(opened.id);
+  await servedRecords.consumeApproval(opened.id);
   setCurrentDetails(`Approval ${opened.id} used.`);
   return end(settled);
 }

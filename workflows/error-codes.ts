@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   idempotency_key_reused: { status: 409, retryable: false },
   gone: { status: 410, retryable: false },
   payload_too_large: { status: 413, retryable: false },
+  headers_too_large: { status: 431, retryable: false },
   unsupported_media_type: { status: 415, retryable: false },
   rate_limited: { status: 429, retryable: true },
   internal_error: { status: 500, retryable: true },

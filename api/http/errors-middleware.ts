@@ -1,5 +1,5 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError, InvalidRequestError, internalError } from '../errors.js';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import { ApiError, InvalidRequestError, internalError, serviceUnavailableFrom } from '../errors.js';
 
 /** Shape of the errors body-parser raises; it marks them with `type` and `status`. */
 interface BodyParserError {
@@ -43,6 +43,28 @@ function fromBodyParser(err: BodyParserError, limit: number): ApiError | null {
   }
 }
 
+/**
+ * The request's own faults that Express passes on with status 400 but no body-parser `type`: a
+ * path parameter that is not percent-encoded UTF-8 (the router's URIError), and a body that its
+ * Content-Encoding does not decode (zlib's error, forwarded by body-parser).
+ */
+function fromUntypedClientError(err: unknown, req: Request): ApiError | null {
+  if (!(err instanceof Error) || (err as { status?: unknown }).status !== 400) return null;
+  if (err instanceof URIError) {
+    return new InvalidRequestError('A path parameter is not percent-encoded UTF-8.', [
+      { path: 'path', message: 'must be percent-encoded UTF-8' },
+    ]);
+  }
+  const encoding = req.get('content-encoding')?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity') {
+    return new InvalidRequestError(
+      `The request body is not valid ${encoding} data, as its Content-Encoding says it is.`,
+      [{ path: 'body', message: `could not be decoded as ${encoding}` }],
+    );
+  }
+  return null;
+}
+
 /** Unknown routes: the same envelope as every other failure. */
 export const notFound: RequestHandler = (req) => {
   throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
@@ -60,9 +82,12 @@ export function errorHandler(options: { bodyLimitBytes: number }): ErrorRequestH
         ? err
         : isBodyParserError(err)
           ? fromBodyParser(err, options.bodyLimitBytes)
-          : null;
-    const apiError = known ?? internalError();
-    if (!known) req.log.error({ err }, 'unhandled error');
+          : fromUntypedClientError(err, req);
+    // Postgres or Temporal not answering is an outage, not a bug: 503, retryable (issue 11).
+    const unavailable = known ? null : serviceUnavailableFrom(err);
+    const apiError = known ?? unavailable ?? internalError();
+    if (unavailable) req.log.warn({ err }, 'a dependency did not answer');
+    else if (!known) req.log.error({ err }, 'unhandled error');
     res.status(apiError.status).set(apiError.headers).json(apiError.toEnvelope());
   };
 }

@@ -1,10 +1,14 @@
 import type { Client } from '@temporalio/client';
 import { Router } from 'express';
 import type { Sql } from '../../infra/database/client.js';
-import { ApiError } from '../errors.js';
+import { ServiceUnavailableError } from '../errors.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 
+/**
+ * Bounded whatever the dependency does: a frozen Postgres holds the query until the client's
+ * silence watch drops the connection (infra/database/client.ts), long after this answers.
+ */
 async function probe(check: () => Promise<unknown>): Promise<'ok' | 'unreachable'> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -40,9 +44,7 @@ export function healthRoutes(deps: { sql: Sql; temporal: Client }): Router {
     ]);
     const checks = { postgres, temporal };
     if (postgres !== 'ok' || temporal !== 'ok') {
-      throw new ApiError('service_unavailable', 'A dependency of the service is unreachable.', {
-        checks,
-      });
+      throw new ServiceUnavailableError('A dependency of the service is unreachable.', { checks });
     }
     res.json({ status: 'ready', checks });
   });

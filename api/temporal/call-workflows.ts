@@ -6,14 +6,17 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
+  WorkflowUpdateStage,
   isGrpcServiceError,
   type Client,
+  type WorkflowUpdateHandle,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordCallAudit } from '../../activities/calls/call-records.js';
 import { approvalView, findPendingApproval, type Approval } from '../../activities/db/approvals.js';
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import { answerHeld } from '../../workflows/call-answers.js';
 import {
@@ -21,6 +24,7 @@ import {
   CALL_ENDED,
   CALL_WORKFLOW,
   DECIDER_REFUSED,
+  PAST_DEADLINE,
   callUpdate,
   callWorkflowId,
   decideUpdate,
@@ -33,7 +37,12 @@ import type {
   DecisionInput,
 } from '../../workflows/call-types.js';
 import { searchAttributes } from '../../workflows/search-attributes.js';
-import { ConflictError, InsufficientAccessError } from '../errors.js';
+import {
+  ConflictError,
+  InsufficientAccessError,
+  ServiceUnavailableError,
+  isTemporalUnavailable,
+} from '../errors.js';
 
 /**
  * gRPC statuses an Update may meet while many callers crowd one workflow: RESOURCE_EXHAUSTED
@@ -65,18 +74,75 @@ function transient(error: unknown): boolean {
   return isGrpcServiceError(grpc) && RETRYABLE_GRPC.has(grpc.code);
 }
 
-/** Repeats `operation` while it fails transiently, for at most ten seconds, with jittered backoff. */
-async function retryTransient<T>(
-  operation: () => Promise<T>,
-  retryable: (error: unknown) => boolean,
+/**
+ * How long past the deadline the API still listens for Temporal to confirm an Update it may have
+ * taken just in time: the workflow refuses the Update after `deadline`, and its confirmation
+ * has this long to come back before the API says the Update was not applied.
+ */
+function confirmationGraceMs(deadlineMs: number): number {
+  return Math.min(2000, deadlineMs / 4);
+}
+
+/** The moments that bound one request's wait on Temporal (epoch ms). */
+interface Bounds {
+  /** Carried by the Update: the workflow refuses it, and does not start the call, after this. */
+  deadline: number;
+  /** The API stops waiting for the Update to be taken. */
+  admitUntil: number;
+  /** The API stops waiting for a taken Update's result. */
+  answerBy: number;
+}
+
+/** How a wait on Temporal ended without the Update's result. */
+class Unanswered extends Error {
+  constructor(
+    /** `not_taken`: the workflow never took the Update, and will refuse it from now on.
+     * `pending`: the workflow took it; its result did not come back in time. */
+    readonly state: 'not_taken' | 'pending',
+    options: { cause: unknown },
+  ) {
+    super(`Temporal did not answer in time (${state})`, options);
+    this.name = 'Unanswered';
+  }
+}
+
+/** Waits with jittered backoff before another try; false when the try would come too late. */
+async function backoff(attempt: number, until: number): Promise<boolean> {
+  const ms = Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random());
+  if (Date.now() + ms >= until) return false;
+  await sleep(ms);
+  return true;
+}
+
+/**
+ * Sends an Update and waits for its result, within `bounds`. Each RPC carries the bound as its
+ * gRPC deadline (Connection.withDeadline), so nothing keeps running in Temporal's client after
+ * the request has been answered. `start` sends the Update (the same Update id every time, which
+ * the server counts once) and returns once the workflow has taken or refused it. Refusals
+ * `untaken` recognises (the Update never ran) and transient failures are tried again while there
+ * is time; running out of it is an Unanswered.
+ */
+async function sendUpdate<T>(
+  client: Client,
+  start: () => Promise<WorkflowUpdateHandle<T>>,
+  bounds: Bounds,
+  untaken: (error: unknown) => boolean,
 ): Promise<T> {
-  const deadline = Date.now() + 10_000;
   for (let attempt = 0; ; attempt++) {
+    let taken = false;
     try {
-      return await operation();
+      const handle = await client.withDeadline(bounds.admitUntil, start);
+      taken = true;
+      return await client.withDeadline(bounds.answerBy, () => handle.result());
     } catch (error) {
-      if (!retryable(error) || Date.now() > deadline) throw error;
-      await sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
+      if (failureType(error) === PAST_DEADLINE) throw new Unanswered('not_taken', { cause: error });
+      const refused = untaken(error);
+      const again = refused || (!taken && transient(error));
+      if (again && (await backoff(attempt, bounds.admitUntil))) continue;
+      if (again || isTemporalUnavailable(error)) {
+        throw new Unanswered(taken && !refused ? 'pending' : 'not_taken', { cause: error });
+      }
+      throw error;
     }
   }
 }
@@ -84,14 +150,22 @@ async function retryTransient<T>(
 /**
  * How the API hands governed calls to Temporal (DESIGN.md §4): each request is an Update on
  * `call/<environment>/<fingerprint>`, started if need be (update-with-start, conflict policy
- * use-existing, reuse allow-duplicate), and its result is the HTTP answer.
+ * use-existing, reuse allow-duplicate), and its result is the HTTP answer. Every wait is bounded
+ * (issue 11): an Update not taken by its deadline is refused by the workflow, never applied late.
  */
 export class CallWorkflows {
   constructor(
     private readonly client: Client,
     private readonly sql: Sql,
     private readonly taskQueue: string,
+    private readonly limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
   ) {}
+
+  private bounds(answerMs: number): Bounds {
+    const deadline = Date.now() + this.limits.deadlineMs;
+    const admitUntil = deadline + confirmationGraceMs(this.limits.deadlineMs);
+    return { deadline, admitUntil, answerBy: admitUntil + answerMs };
+  }
 
   async run(call: CallRequest, ticket: CallTicket): Promise<CallAnswer> {
     // Repeats of a held call are answered from Postgres: the workflow would only say the same,
@@ -124,57 +198,104 @@ export class CallWorkflows {
     return this.update(call, ticket);
   }
 
-  private async update(call: CallRequest, ticket: CallTicket): Promise<CallAnswer> {
+  private async update(call: CallRequest, request: CallTicket): Promise<CallAnswer> {
     const { target } = call;
     const action = target.kind === 'action' ? target.action : `${target.app}.proxy`;
-    return retryTransient(
-      () =>
-        this.client.workflow.executeUpdateWithStart(callUpdate, {
-          args: [ticket],
-          updateId: ticket.requestId,
-          startWorkflowOperation: new WithStartWorkflowOperation(CALL_WORKFLOW, {
-            taskQueue: this.taskQueue,
-            workflowId: callWorkflowId(call.environmentName, call.fingerprint),
-            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-            workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-            args: [call],
-            // DESIGN.md §8: what an operator filters and reads in the UI. Never the call's input.
-            typedSearchAttributes: [
-              { key: searchAttributes.environment, value: call.environmentName },
-              { key: searchAttributes.agent, value: call.agentId },
-              { key: searchAttributes.user, value: call.userExternalId },
-              { key: searchAttributes.action, value: action },
-            ],
-            staticSummary: `${action} for user ${call.userExternalId}, agent ${call.agentId}`,
+    // A taken call may still wait for the app (and a refresh, and a retry after a 401).
+    const bounds = this.bounds(this.limits.callAnswerMs);
+    const ticket: CallTicket = { ...request, deadline: bounds.deadline };
+    try {
+      return await sendUpdate(
+        this.client,
+        () =>
+          this.client.workflow.startUpdateWithStart(callUpdate, {
+            args: [ticket],
+            updateId: ticket.requestId,
+            waitForStage: WorkflowUpdateStage.ACCEPTED,
+            startWorkflowOperation: new WithStartWorkflowOperation(CALL_WORKFLOW, {
+              taskQueue: this.taskQueue,
+              workflowId: callWorkflowId(call.environmentName, call.fingerprint),
+              workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+              workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+              args: [call],
+              // DESIGN.md §8: what an operator filters and reads in the UI. Never the call's input.
+              typedSearchAttributes: [
+                { key: searchAttributes.environment, value: call.environmentName },
+                { key: searchAttributes.agent, value: call.agentId },
+                { key: searchAttributes.user, value: call.userExternalId },
+                { key: searchAttributes.action, value: action },
+              ],
+              staticSummary: `${action} for user ${call.userExternalId}, agent ${call.agentId}`,
+            }),
           }),
-        }),
-      // A call workflow that just ended (or closed between its start and the Update) is
-      // replaced by the next attempt's start; the audit log counts the request id once.
-      (error) =>
-        failureType(error) === CALL_ENDED ||
-        error instanceof WorkflowNotFoundError ||
-        transient(error),
-    );
+        bounds,
+        // A call workflow that just ended (or closed between its start and the Update) is
+        // replaced by the next attempt's start; the audit log counts the request id once.
+        (error) =>
+          failureType(error) === CALL_ENDED ||
+          failureType(error) === UNPROCESSED_UPDATE ||
+          error instanceof WorkflowNotFoundError,
+      );
+    } catch (error) {
+      if (!(error instanceof Unanswered)) throw error;
+      const seconds = Math.ceil(this.limits.deadlineMs / 1000);
+      throw error.state === 'not_taken'
+        ? new ServiceUnavailableError(
+            `Gatehouse could not start the call within ${seconds} s: it did not run, and will ` +
+              'not run later. Send it again.',
+            { call_state: 'not_started' },
+          )
+        : new ServiceUnavailableError(
+            'The call started but its answer did not come in time; it may have reached the ' +
+              'app. Send the identical request again: while the call is still open, it joins ' +
+              'it and gets its answer instead of running it twice.',
+            { call_state: 'pending' },
+          );
+    }
   }
 
   /** Approve or reject through the workflow that holds the call; 409 once it is not pending. */
   async decide(
     approval: Approval,
-    input: Omit<DecisionInput, 'approvalId'>,
+    input: Omit<DecisionInput, 'approvalId' | 'deadline'>,
   ): Promise<ApprovalView> {
+    // Recording a decision is one short write: it shares the deadline's grace, nothing more.
+    const bounds = this.bounds(0);
+    const decision: DecisionInput = {
+      ...input,
+      approvalId: approval.id,
+      deadline: bounds.deadline,
+    };
     // One Update id for every attempt, so a retried decision the server did accept counts once.
     const updateId = randomUUID();
     const handle = this.client.workflow.getHandle(approval.workflowId);
     try {
-      return await retryTransient(
+      return await sendUpdate(
+        this.client,
         () =>
-          handle.executeUpdate(decideUpdate, {
-            args: [{ ...input, approvalId: approval.id }],
+          handle.startUpdate(decideUpdate, {
+            args: [decision],
             updateId,
+            waitForStage: WorkflowUpdateStage.ACCEPTED,
           }),
-        transient,
+        bounds,
+        (error) => failureType(error) === UNPROCESSED_UPDATE,
       );
     } catch (error) {
+      if (error instanceof Unanswered) {
+        const seconds = Math.ceil(this.limits.deadlineMs / 1000);
+        throw error.state === 'not_taken'
+          ? new ServiceUnavailableError(
+              `The decision was not applied: Gatehouse could not record it within ${seconds} s, ` +
+                'and it will not be applied later. Decide again.',
+              { approval: { id: approval.id }, decision_state: 'not_applied' },
+            )
+          : new ServiceUnavailableError(
+              'The decision was taken but not yet confirmed; it may still be recorded. Read the ' +
+                'approval before deciding again.',
+              { approval: { id: approval.id }, decision_state: 'pending' },
+            );
+      }
       if (failureType(error) === DECIDER_REFUSED && error instanceof WorkflowUpdateFailedError) {
         throw new InsufficientAccessError(error.cause?.message ?? 'This decider may not decide.', {
           approval: { id: approval.id },
@@ -188,4 +309,18 @@ export class CallWorkflows {
       throw error;
     }
   }
+}
+
+/** The API's CallWorkflows, bounded by the configured request deadline. */
+export function callWorkflowsFor(deps: {
+  temporal: Client;
+  sql: Sql;
+  config: { temporal: { taskQueue: string }; requests: RequestLimits };
+}): CallWorkflows {
+  return new CallWorkflows(
+    deps.temporal,
+    deps.sql,
+    deps.config.temporal.taskQueue,
+    deps.config.requests,
+  );
 }
