@@ -1,9 +1,11 @@
 import { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { Config } from '../infra/config.js';
 import type { Sql } from '../infra/database/client.js';
 import type { Logger } from '../infra/logger.js';
+import { encryptedDataConverter } from '../infra/temporal/payload-codec.js';
 import { refreshTaskQueue } from '../workflows/connection-types.js';
 import { bundleWorkflows } from './bundle.js';
 
@@ -14,6 +16,11 @@ export interface WorkerDeps {
   connection: NativeConnection;
   /** A pre-built bundle (tests build one per run); otherwise the sources are bundled now. */
   workflowBundle?: WorkflowBundleOption;
+  /**
+   * Only for tests of the upgrade to encrypted payloads: a worker as it ran before the codec.
+   * Everything else gets the codec over `config.encryption`.
+   */
+  dataConverter?: DataConverter;
 }
 
 /** The worker process's Temporal workers, run and stopped together. */
@@ -31,18 +38,25 @@ export interface GatehouseWorker {
 export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
   const { config } = deps;
   const workflowBundle = deps.workflowBundle ?? (await bundleWorkflows());
+  // Call inputs, app answers and headers are sealed before they reach Temporal (issue 12).
+  const dataConverter = deps.dataConverter ?? encryptedDataConverter(config.encryption);
   const activities = createActivities({
     sql: deps.sql,
     config,
     logger: deps.logger,
     // The worker's own connection also serves the client its activities use.
-    temporal: new Client({ connection: deps.connection, namespace: config.temporal.namespace }),
+    temporal: new Client({
+      connection: deps.connection,
+      namespace: config.temporal.namespace,
+      dataConverter,
+    }),
   });
   const common = {
     connection: deps.connection,
     namespace: config.temporal.namespace,
     workflowBundle,
     activities,
+    dataConverter,
   };
   const workers = await Promise.all([
     Worker.create({

@@ -1,7 +1,7 @@
 import { startApiServer } from '../../api/server.js';
 import { createWorker } from '../../worker/worker.js';
 import { loadConfig } from '../config.js';
-import { createSql } from '../database/client.js';
+import { createConfiguredSql } from '../database/client.js';
 import { migrate } from '../database/migrate.js';
 import { createLogger } from '../logger.js';
 import { connectClient, connectWorker } from '../temporal/connection.js';
@@ -13,8 +13,8 @@ export async function runApi(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, name: 'gatehouse-api' });
   await migrate(config.database.url);
-  const sql = createSql(config.database.url, { max: config.database.poolSize });
-  const temporal = await connectClient(config.temporal);
+  const sql = createConfiguredSql(config.database);
+  const temporal = await connectClient(config.temporal, config.encryption);
   const api = await startApiServer({ config, sql, temporal, logger });
   logger.info({ url: api.url }, 'api listening');
   await untilShutdownSignal();
@@ -29,7 +29,7 @@ export async function runWorker(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, name: 'gatehouse-worker' });
   await migrate(config.database.url);
-  const sql = createSql(config.database.url, { max: config.database.poolSize });
+  const sql = createConfiguredSql(config.database);
   installTemporalRuntime(logger, { handleSignals: true });
   const connection = await connectWorker(config.temporal);
   const worker = await createWorker({ config, sql, logger, connection });

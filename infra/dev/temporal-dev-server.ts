@@ -18,6 +18,11 @@ export interface TemporalDevServerOptions {
   /** SQLite file that keeps workflows across restarts; in memory when absent. */
   dbFile?: string;
   namespace: string;
+  /**
+   * The Web UI's remote codec (`<API URL>/codec`): payloads are encrypted, and the UI sends them
+   * there to show them decoded to an operator holding a full key (issue 12).
+   */
+  codecEndpoint?: string;
   onLog?: (line: string) => void;
   readyTimeoutMs?: number;
 }
@@ -73,6 +78,8 @@ export async function startTemporalDevServer(
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   if (options.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort), '--ui-disable-news-fetch');
+  if (options.uiPort !== null && options.codecEndpoint)
+    args.push('--ui-codec-endpoint', options.codecEndpoint);
   for (const key of Object.values(searchAttributes))
     args.push('--search-attribute', `${key.name}=Keyword`);
 

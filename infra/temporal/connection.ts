@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../config.js';
+import type { Keyring } from '../encryption.js';
+import { encryptedDataConverter } from './payload-codec.js';
 
 type TemporalConfig = Config['temporal'];
 
@@ -26,10 +28,17 @@ async function settings(config: TemporalConfig): Promise<ConnectionSettings> {
   return base;
 }
 
-/** The API's handle on Temporal: starts, updates and signals workflows. */
-export async function connectClient(config: TemporalConfig): Promise<Client> {
+/**
+ * The API's handle on Temporal: starts, updates and signals workflows. The key ring is required,
+ * so no client can be made that writes call data in the clear or cannot read the worker's answers.
+ */
+export async function connectClient(config: TemporalConfig, keyring: Keyring): Promise<Client> {
   const connection = await Connection.connect(await settings(config));
-  return new Client({ connection, namespace: config.namespace });
+  return new Client({
+    connection,
+    namespace: config.namespace,
+    dataConverter: encryptedDataConverter(keyring),
+  });
 }
 
 /** The worker's connection (the Rust core's own gRPC client). */

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
+import { encryptedDataConverter } from '../../infra/temporal/payload-codec.js';
 import { healthCheck } from '../../workflows/health-check.js';
 
 const bin = fileURLToPath(new URL('../../infra/cli/bin.js', import.meta.url));
@@ -213,7 +214,16 @@ describe('gatehouse dev', () => {
     const connection = await Connection.connect({ address: temporalAddress });
     const workflowId = `health/${randomUUID()}`;
     try {
-      const client = new Client({ connection });
+      // The worker seals its payloads (issue 12): a client reads them with the stack's key.
+      const { encryptionKey } = JSON.parse(
+        await readFile(path.join(dataDir, 'local-state.json'), 'utf8'),
+      ) as { encryptionKey: string };
+      const client = new Client({
+        connection,
+        dataConverter: encryptedDataConverter({
+          current: { id: 'k1', key: Buffer.from(encryptionKey, 'base64') },
+        }),
+      });
       await client.workflow.execute(healthCheck, { taskQueue: 'gatehouse', workflowId });
     } finally {
       await connection.close();

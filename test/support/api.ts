@@ -28,7 +28,7 @@ export async function startTestApi(
     },
   });
   const logger = createLogger({ level: config.logLevel }, sink);
-  const temporal = options.temporal ?? (await connectClient(config.temporal));
+  const temporal = options.temporal ?? (await connectClient(config.temporal, config.encryption));
   const api = await startApiServer({ config, sql, temporal, logger });
   return {
     url: api.url,

@@ -1,3 +1,4 @@
+import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
@@ -19,8 +20,15 @@ function quietRuntime(): void {
   }
 }
 
-/** The real worker on the test file's own task queue, with the bundle built by the global set-up. */
-export async function startTestWorker(config: Config, sql: Sql): Promise<TestWorker> {
+/**
+ * The real worker on the test file's own task queue, with the bundle built by the global set-up.
+ * `dataConverter` replaces the payload codec, e.g. `{}` for a worker from before encryption.
+ */
+export async function startTestWorker(
+  config: Config,
+  sql: Sql,
+  options: { dataConverter?: DataConverter } = {},
+): Promise<TestWorker> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await createWorker({
@@ -29,6 +37,7 @@ export async function startTestWorker(config: Config, sql: Sql): Promise<TestWor
     logger: createLogger({ level: 'warn' }),
     connection,
     workflowBundle: { codePath: testEnv('workflowBundle') },
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
   });
   const running = worker.run();
   let stopped: Promise<void> | null = null;

@@ -1,12 +1,48 @@
 import type { Client } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+
+function isPayload(value: unknown): value is Payload {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'metadata' in value &&
+    typeof value.metadata === 'object' &&
+    value.metadata !== null
+  );
+}
+
+/** Replaces every payload in the history, at any depth, by what the client's codecs decode. */
+async function decodePayloads(client: Client, node: unknown): Promise<unknown> {
+  const codecs = client.options.loadedDataConverter.payloadCodecs;
+  if (Array.isArray(node)) return Promise.all(node.map((item) => decodePayloads(client, item)));
+  if (isPayload(node)) {
+    let payloads: Payload[] = [node];
+    try {
+      for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
+    } catch {
+      // Sealed under another key: a workflow of another test file (they share one server).
+      return node;
+    }
+    return payloads[0];
+  }
+  if (typeof node === 'object' && node !== null && !(node instanceof Uint8Array)) {
+    const entries = await Promise.all(
+      Object.entries(node).map(async ([key, value]) => [key, await decodePayloads(client, value)]),
+    );
+    return Object.fromEntries(entries) as unknown;
+  }
+  return node;
+}
 
 /**
- * A workflow's history as text with its payloads decoded, to search for what must never be
- * there (tokens, codes). Payload bytes come back as Uint8Array or base64 strings.
+ * A workflow's history as text with its payloads decoded — through the client's codecs first,
+ * so checks for what must never be there (tokens, codes) see the plain values, not ciphertext
+ * that would pass them trivially. Payload bytes come back as Uint8Array or base64 strings.
  */
 export async function historyText(client: Client, workflowId: string): Promise<string> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  return JSON.stringify(history, function (this: Record<string, unknown>, key, value: unknown) {
+  const decoded = await decodePayloads(client, history);
+  return JSON.stringify(decoded, function (this: Record<string, unknown>, key, value: unknown) {
     const raw = this[key];
     if (raw instanceof Uint8Array) return Buffer.from(raw).toString('utf8');
     return key === 'data' && typeof value === 'string'

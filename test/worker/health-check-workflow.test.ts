@@ -17,7 +17,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   config = testConfig(db.url);
   worker = await startTestWorker(config, db.sql);
-  client = await connectClient(config.temporal);
+  client = await connectClient(config.temporal, config.encryption);
 });
 
 afterAll(async () => {

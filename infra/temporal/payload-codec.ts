@@ -1,0 +1,213 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
+import type { Keyring } from '../encryption.js';
+
+/**
+ * Temporal payloads sealed with AES-256-GCM under the tokens' key ring (DESIGN.md §5, issue 12):
+ * call inputs, app answers and forwarded headers travel through workflow histories, which anyone
+ * with Temporal access can read. The key id sits in the clear metadata, so after a rotation
+ * (new `ENCRYPTION_KEY_ID`, the old key in `ENCRYPTION_PREVIOUS_KEYS`) old payloads still open.
+ */
+export const ENCRYPTED_ENCODING = 'binary/encrypted';
+export const KEY_ID_METADATA = 'encryption-key-id';
+
+/** First byte of a sealed payload's data, so the layout can change without guessing. */
+const FORMAT_V1 = 1;
+const SALT_BYTES = 32;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const KEY_BYTES = 32;
+const LENGTH_BYTES = 4;
+/**
+ * Each payload gets its own key and IV, derived from the ring key and a random salt. Payloads are
+ * far more numerous than tokens: under one key with random IVs, GCM's safe budget (2^32
+ * messages) would be spent in days at a few thousand payloads a second. The label also keeps
+ * payload keys apart from the keys that seal tokens.
+ */
+const HKDF_INFO = Buffer.from('gatehouse/temporal-payload/v1', 'utf8');
+
+const textDecoder = new TextDecoder('utf-8', { fatal: false });
+
+function metadataText(payload: Payload, name: string): string | undefined {
+  const value = payload.metadata?.[name];
+  // Buffer.from: sandbox-made payloads may hold another realm's typed array or a plain array.
+  return value ? textDecoder.decode(Buffer.from(value)) : undefined;
+}
+
+export function isEncrypted(payload: Payload): boolean {
+  return metadataText(payload, 'encoding') === ENCRYPTED_ENCODING;
+}
+
+/**
+ * The static summary the API gives each call workflow (`api/temporal/call-workflows.ts`):
+ * `<action> for user <user>, agent <agent>`. The SDK passes it through the codec like any
+ * payload, but DESIGN.md §8 wants it readable in the UI without decoding, and it holds nothing
+ * the search attributes do not already show. Anything else stays sealed: a summary that changes
+ * shape is merely sealed too, never a payload let through.
+ */
+const CALL_SUMMARY = /^[a-z0-9_-]+\.[a-z0-9_-]+ for user [^\n]{1,300}, agent [^\n]{1,300}$/;
+
+/**
+ * The answer to the UI's `__temporal_workflow_metadata` query: the workflow's handler names and
+ * its current details ("Waiting for approval … until …", DESIGN.md §8), which the UI shows as is.
+ */
+function isWorkflowMetadata(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const keys = Object.keys(value).sort();
+  if (keys.length !== 2 || keys[0] !== 'currentDetails' || keys[1] !== 'definition') return false;
+  const { definition, currentDetails } = value as Record<string, unknown>;
+  return (
+    typeof currentDetails === 'string' &&
+    typeof definition === 'object' &&
+    definition !== null &&
+    typeof (definition as Record<string, unknown>).type === 'string'
+  );
+}
+
+/** Payloads left clear on purpose: operator labels that carry no call data (DESIGN.md §8). */
+export function isOperatorLabel(payload: Payload): boolean {
+  if (metadataText(payload, 'encoding') !== 'json/plain' || !payload.data) return false;
+  const data = Buffer.from(payload.data);
+  // Only a short JSON string, or an object that opens with "definition", can qualify: nothing
+  // else is parsed just to find out.
+  const summary = data[0] === 0x22 && data.length <= 1024;
+  const metadata =
+    data[0] === 0x7b && textDecoder.decode(data.subarray(0, 14)) === '{"definition":';
+  if (!summary && !metadata) return false;
+  let value: unknown;
+  try {
+    value = JSON.parse(textDecoder.decode(data));
+  } catch {
+    return false;
+  }
+  return summary
+    ? typeof value === 'string' && CALL_SUMMARY.test(value)
+    : isWorkflowMetadata(value);
+}
+
+function derive(ringKey: Buffer, salt: Buffer): { key: Buffer; iv: Buffer } {
+  const material = Buffer.from(hkdfSync('sha256', ringKey, salt, HKDF_INFO, KEY_BYTES + IV_BYTES));
+  return { key: material.subarray(0, KEY_BYTES), iv: material.subarray(KEY_BYTES) };
+}
+
+/** The key id is bound to the ciphertext, so a payload relabelled with another id never opens. */
+function associatedData(keyId: string): Buffer {
+  return Buffer.from(`gatehouse/temporal-payload/v1:${keyId}`, 'utf8');
+}
+
+/**
+ * The whole inner payload is sealed, its metadata included (encoding, message type): length of
+ * the metadata as JSON (4 bytes, big-endian), that JSON (values in base64), then the data as is,
+ * so a 1 MiB body costs no base64 growth against Temporal's payload size limit.
+ */
+function frame(payload: Payload): Buffer {
+  const metadata = Object.fromEntries(
+    Object.entries(payload.metadata ?? {}).map(([name, value]) => [
+      name,
+      Buffer.from(value).toString('base64'),
+    ]),
+  );
+  const metadataJson = Buffer.from(JSON.stringify(metadata), 'utf8');
+  const length = Buffer.alloc(LENGTH_BYTES);
+  length.writeUInt32BE(metadataJson.length);
+  // Payloads made inside the workflow sandbox may carry their bytes as another realm's typed
+  // array, or as a plain array of numbers: Buffer.from takes either.
+  return Buffer.concat([length, metadataJson, Buffer.from(payload.data ?? [])]);
+}
+
+function unframe(plain: Buffer): Payload {
+  const length = plain.readUInt32BE(0);
+  const metadataJson = plain.subarray(LENGTH_BYTES, LENGTH_BYTES + length).toString('utf8');
+  const metadata = JSON.parse(metadataJson) as Record<string, string>;
+  return {
+    metadata: Object.fromEntries(
+      Object.entries(metadata).map(([name, value]) => [
+        name,
+        new Uint8Array(Buffer.from(value, 'base64')),
+      ]),
+    ),
+    data: new Uint8Array(plain.subarray(LENGTH_BYTES + length)),
+  };
+}
+
+export class PayloadDecryptionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PayloadDecryptionError';
+  }
+}
+
+export function sealPayload(keyring: Keyring, payload: Payload): Payload {
+  const { id, key: ringKey } = keyring.current;
+  const salt = randomBytes(SALT_BYTES);
+  const { key, iv } = derive(ringKey, salt);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(associatedData(id));
+  const body = Buffer.concat([cipher.update(frame(payload)), cipher.final()]);
+  return {
+    metadata: {
+      encoding: new Uint8Array(Buffer.from(ENCRYPTED_ENCODING, 'utf8')),
+      [KEY_ID_METADATA]: new Uint8Array(Buffer.from(id, 'utf8')),
+    },
+    data: new Uint8Array(Buffer.concat([Buffer.of(FORMAT_V1), salt, body, cipher.getAuthTag()])),
+  };
+}
+
+export function openPayload(keyring: Keyring, payload: Payload): Payload {
+  const keyId = metadataText(payload, KEY_ID_METADATA);
+  if (!keyId) throw new PayloadDecryptionError('an encrypted payload without a key id');
+  const ringKey = keyId === keyring.current.id ? keyring.current.key : keyring.previous?.[keyId];
+  if (!ringKey) {
+    throw new PayloadDecryptionError(
+      `a payload sealed under key id "${keyId}", which is not in the key ring (ENCRYPTION_KEY_ID, ENCRYPTION_PREVIOUS_KEYS)`,
+    );
+  }
+  const sealed = Buffer.from(payload.data ?? new Uint8Array());
+  if (sealed.length < 1 + SALT_BYTES + TAG_BYTES || sealed[0] !== FORMAT_V1) {
+    throw new PayloadDecryptionError('an encrypted payload of an unknown format');
+  }
+  const { key, iv } = derive(ringKey, sealed.subarray(1, 1 + SALT_BYTES));
+  const decipher = createDecipheriv('aes-256-gcm', key, iv);
+  decipher.setAAD(associatedData(keyId));
+  decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+  let plain: Buffer;
+  try {
+    plain = Buffer.concat([
+      decipher.update(sealed.subarray(1 + SALT_BYTES, sealed.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
+  } catch {
+    throw new PayloadDecryptionError('an encrypted payload failed authentication (altered?)');
+  }
+  return unframe(plain);
+}
+
+/**
+ * The codec of every Temporal client and worker Gatehouse makes. Decoding lets anything not
+ * sealed through unchanged: histories written before the codec (calls in flight at the upgrade)
+ * stay readable, and so do the operator labels it leaves clear.
+ */
+export class PayloadEncryptionCodec implements PayloadCodec {
+  constructor(private readonly keyring: Keyring) {}
+
+  // Async for the interface: a payload that fails to open is a rejection, never a throw.
+  // eslint-disable-next-line @typescript-eslint/require-await
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) =>
+      isEncrypted(payload) || isOperatorLabel(payload)
+        ? payload
+        : sealPayload(this.keyring, payload),
+    );
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) =>
+      isEncrypted(payload) ? openPayload(this.keyring, payload) : payload,
+    );
+  }
+}
+
+export function encryptedDataConverter(keyring: Keyring): DataConverter {
+  return { payloadCodecs: [new PayloadEncryptionCodec(keyring)] };
+}

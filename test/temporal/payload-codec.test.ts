@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from '@jest/globals';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import type { Keyring } from '../../infra/encryption.js';
+import {
+  ENCRYPTED_ENCODING,
+  KEY_ID_METADATA,
+  PayloadDecryptionError,
+  PayloadEncryptionCodec,
+} from '../../infra/temporal/payload-codec.js';
+
+const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('utf8');
+const metadata = (payload: Payload, name: string) => text(payload.metadata?.[name]);
+
+function ring(id: string, previous: Record<string, Buffer> = {}): Keyring {
+  return { current: { id, key: randomBytes(32) }, previous };
+}
+
+const SECRET = 'card 4242 4242 4242 4242, set-cookie: sid=s3cr3t';
+const callInput = {
+  target: { kind: 'action', action: 'acme.create_task', input: { title: SECRET } },
+  headers: { 'x-custom': SECRET },
+};
+
+async function sealOne(codec: PayloadEncryptionCodec, value: unknown): Promise<Payload> {
+  const [sealed] = await codec.encode([defaultPayloadConverter.toPayload(value)]);
+  if (!sealed) throw new Error('no payload');
+  return sealed;
+}
+
+async function openOne(codec: PayloadEncryptionCodec, payload: Payload): Promise<unknown> {
+  const [opened] = await codec.decode([payload]);
+  if (!opened) throw new Error('no payload');
+  return defaultPayloadConverter.fromPayload(opened);
+}
+
+describe('the payload codec', () => {
+  it('seals a payload, metadata included, and opens it to the same value', async () => {
+    const keyring = ring('k1');
+    const codec = new PayloadEncryptionCodec(keyring);
+    const sealed = await sealOne(codec, callInput);
+
+    expect(metadata(sealed, 'encoding')).toBe(ENCRYPTED_ENCODING);
+    expect(metadata(sealed, KEY_ID_METADATA)).toBe('k1');
+    expect(Object.keys(sealed.metadata ?? {}).sort()).toEqual(['encoding', KEY_ID_METADATA]);
+    for (const clue of [SECRET, 'sid=s3cr3t', 'acme.create_task', 'json/plain']) {
+      expect(text(sealed.data)).not.toContain(clue);
+      expect(Buffer.from(sealed.data ?? []).toString('base64')).not.toContain(
+        Buffer.from(clue).toString('base64'),
+      );
+    }
+    expect(await openOne(codec, sealed)).toEqual(callInput);
+  });
+
+  it('keeps binary data and every metadata entry exactly', async () => {
+    const codec = new PayloadEncryptionCodec(ring('k1'));
+    const original: Payload = {
+      metadata: {
+        encoding: Buffer.from('binary/plain'),
+        messageType: Buffer.from('temporal.api.sdk.v1.Example'),
+        odd: Uint8Array.of(0, 255, 10),
+      },
+      data: randomBytes(70_000),
+    };
+    const [sealed] = await codec.encode([original]);
+    const [opened] = await codec.decode([sealed ?? {}]);
+    expect(opened?.metadata).toEqual(original.metadata);
+    expect(Buffer.from(opened?.data ?? [])).toEqual(Buffer.from(original.data ?? []));
+  });
+
+  it('never seals two payloads alike, so equal inputs cannot be recognised', async () => {
+    const codec = new PayloadEncryptionCodec(ring('k1'));
+    const [a, b] = await Promise.all([sealOne(codec, callInput), sealOne(codec, callInput)]);
+    expect(Buffer.from(a.data ?? [])).not.toEqual(Buffer.from(b.data ?? []));
+  });
+
+  it('lets a payload written before the codec through unchanged (calls in flight at the upgrade)', async () => {
+    const codec = new PayloadEncryptionCodec(ring('k1'));
+    const clear = defaultPayloadConverter.toPayload(callInput);
+    const nothing = defaultPayloadConverter.toPayload(undefined);
+    const [decodedClear, decodedNothing] = await codec.decode([clear, nothing]);
+    expect(decodedClear).toBe(clear);
+    expect(decodedNothing).toBe(nothing);
+    expect(defaultPayloadConverter.fromPayload(decodedClear ?? {})).toEqual(callInput);
+  });
+
+  it('opens a payload sealed under a previous key after a rotation, and seals under the new one', async () => {
+    const before = ring('k1');
+    const sealedBefore = await sealOne(new PayloadEncryptionCodec(before), callInput);
+
+    const after = ring('k2', { k1: before.current.key });
+    const codec = new PayloadEncryptionCodec(after);
+    expect(await openOne(codec, sealedBefore)).toEqual(callInput);
+    const sealedAfter = await sealOne(codec, callInput);
+    expect(metadata(sealedAfter, KEY_ID_METADATA)).toBe('k2');
+    // A process still on the old ring cannot open it; one that dropped k1 cannot open the old.
+    await expect(new PayloadEncryptionCodec(before).decode([sealedAfter])).rejects.toThrow(
+      PayloadDecryptionError,
+    );
+    await expect(new PayloadEncryptionCodec(ring('k2')).decode([sealedBefore])).rejects.toThrow(
+      /key id "k1", which is not in the key ring/,
+    );
+  });
+
+  it('refuses a payload that was altered: its bytes, its key id, or its length', async () => {
+    const keyring = ring('k1', { k0: randomBytes(32) });
+    const codec = new PayloadEncryptionCodec(keyring);
+    const sealed = await sealOne(codec, callInput);
+    const data = Buffer.from(sealed.data ?? []);
+
+    const altered: Payload[] = [];
+    for (const at of [0, 1, 40, data.length - 20, data.length - 1]) {
+      const copy = Buffer.from(data);
+      copy[at] = (copy[at] ?? 0) ^ 0x01;
+      altered.push({ ...sealed, data: copy });
+    }
+    altered.push({ ...sealed, data: data.subarray(0, data.length - 1) });
+    altered.push({ ...sealed, data: data.subarray(0, 20) });
+    altered.push({
+      metadata: { ...sealed.metadata, [KEY_ID_METADATA]: Buffer.from('k0') },
+      data,
+    });
+    altered.push({ metadata: { encoding: Buffer.from(ENCRYPTED_ENCODING) }, data });
+
+    for (const payload of altered) {
+      await expect(codec.decode([payload])).rejects.toThrow(PayloadDecryptionError);
+    }
+    // Failures name what is wrong, never a key.
+    const failure = await codec.decode([altered[2] ?? {}]).catch((error: unknown) => error);
+    expect(String(failure)).not.toContain(keyring.current.key.toString('base64'));
+  });
+
+  it('does not seal a payload twice', async () => {
+    const codec = new PayloadEncryptionCodec(ring('k1'));
+    const sealed = await sealOne(codec, callInput);
+    const [again] = await codec.encode([sealed]);
+    expect(again).toBe(sealed);
+  });
+
+  it('leaves the call summary and the UI metadata query clear, and nothing that only resembles them', async () => {
+    const codec = new PayloadEncryptionCodec(ring('k1'));
+    const summary = defaultPayloadConverter.toPayload(
+      'acme.create_task for user u_123, agent billing-bot',
+    );
+    // What the SDK answers to the UI's `__temporal_workflow_metadata` query.
+    const workflowMetadata = defaultPayloadConverter.toPayload({
+      definition: {
+        type: 'governedCall',
+        queryDefinitions: [],
+        signalDefinitions: [{ name: 'cancel' }],
+        updateDefinitions: [{ name: 'call' }, { name: 'decide' }],
+      },
+      currentDetails: 'Waiting for approval 0190 until 2030-01-01T00:00:00.000Z.',
+    });
+    const [summaryOut, metadataOut] = await codec.encode([summary, workflowMetadata]);
+    expect(summaryOut).toBe(summary);
+    expect(metadataOut).toBe(workflowMetadata);
+
+    const lookalikes = [
+      SECRET,
+      'acme.create_task for user u_123',
+      `acme.create_task for user u_1, agent a\n${SECRET}`,
+      { definition: { type: 'governedCall' }, currentDetails: 'x', input: SECRET },
+      { definition: { type: 'governedCall' }, currentDetails: SECRET.length },
+      { currentDetails: 'x', definition: SECRET },
+    ];
+    const sealed = await codec.encode(lookalikes.map((v) => defaultPayloadConverter.toPayload(v)));
+    for (const payload of sealed) expect(metadata(payload, 'encoding')).toBe(ENCRYPTED_ENCODING);
+    // A string that is not valid JSON is sealed, not a reason to fail.
+    const [broken] = await codec.encode([
+      { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"unterminated') },
+    ]);
+    expect(metadata(broken ?? {}, 'encoding')).toBe(ENCRYPTED_ENCODING);
+  });
+});
