@@ -34,7 +34,11 @@ export type ConnectFailure =
   | 'link_used'
   | 'link_expired'
   | 'app_not_configured'
-  | 'exchange_failed';
+  | 'exchange_failed'
+  // Issue 12: a reconnect must bring the account it renews, and the app must say which it is.
+  | 'account_mismatch'
+  | 'account_unverified'
+  | 'connection_revoked';
 
 export type ConnectOutcome =
   { ok: true; connectionId: string; linkId: string } | { ok: false; code: ConnectFailure };

@@ -43,11 +43,82 @@ export interface AuthorizedConnection {
   tokens: TokenSet;
   grantedScopes: string[];
   providerScopes: string[];
+  /** The app's stable id of the account (workflows/catalog AccountIdentity); null: unknown. */
+  accountId?: string | null;
+}
+
+export type Authorization =
+  | { kind: 'saved'; connection: Connection; replacedId: string | null }
+  | { kind: 'account_mismatch' }
+  | { kind: 'connection_revoked' };
+
+const accountAad = (id: string) => `connection:${id}:account_id`;
+
+/** What the decision of `authorizeConnection` reads of an existing connection. */
+interface Standing {
+  id: string;
+  status: ConnectionStatus;
+  accountIdSealed: string | null;
+}
+
+/** An unknown account on either side cannot be told apart, so it is not a mismatch. */
+function sameAccount(keyring: Keyring, row: Standing, accountId: string | null): boolean {
+  if (!row.accountIdSealed || accountId === null) return true;
+  return open(keyring, row.accountIdSealed, accountAad(row.id)) === accountId;
 }
 
 /**
- * Stores the outcome of a completed authorization: a new connection, or the user's live
- * connection to the app re-authorised in place (same id, back to active, counters kept).
+ * Stores the outcome of a completed authorization (issue 12). Run it in a transaction: the rows
+ * it decides on are locked until the decision is stored.
+ * - A reconnect (`reconnectId`) renews that connection in place (same id, back to active,
+ *   counters kept), but only with the account it was made with: another account changes
+ *   nothing (`account_mismatch`), and a connection revoked meanwhile is not revived.
+ * - A new connect re-authorises the user's live connection to the app in place when the account
+ *   is the same; another account is another connection: the old one is revoked (tokens erased,
+ *   row kept for audit) and a new one is made (`replacedId` names the old one).
+ * Where the account is unknown (the app's catalog entry cannot tell it, or the connection
+ * predates issue 12), it is re-authorised in place as before, and an account learned now is kept.
+ */
+export async function authorizeConnection(
+  sql: Db,
+  keyring: Keyring,
+  input: AuthorizedConnection,
+  reconnectId?: string,
+): Promise<Authorization> {
+  const accountId = input.accountId ?? null;
+  if (reconnectId) {
+    const [target]: [Standing?] = await sql`
+      select id, status, account_id_sealed from connections where id = ${reconnectId} for update`;
+    if (!target || target.status === 'revoked') return { kind: 'connection_revoked' };
+    if (!sameAccount(keyring, target, accountId)) return { kind: 'account_mismatch' };
+    return {
+      kind: 'saved',
+      connection: await reauthorize(sql, keyring, target.id, input),
+      replacedId: null,
+    };
+  }
+  const [live]: [Standing?] = await sql`
+    select id, status, account_id_sealed from connections
+    where connected_user_id = ${input.connectedUserId} and app = ${input.app} and status <> 'revoked'
+    for update`;
+  if (live && sameAccount(keyring, live, accountId)) {
+    return {
+      kind: 'saved',
+      connection: await reauthorize(sql, keyring, live.id, input),
+      replacedId: null,
+    };
+  }
+  // One live connection per user and app: the old account's goes before the new one is made.
+  if (live) await markConnectionRevoked(sql, live.id);
+  return {
+    kind: 'saved',
+    connection: await insertConnection(sql, keyring, input),
+    replacedId: live?.id ?? null,
+  };
+}
+
+/**
+ * `authorizeConnection` for callers that expect a connection (test fixtures): a refusal throws.
  */
 export async function saveAuthorizedConnection(
   sql: Db,
@@ -55,31 +126,55 @@ export async function saveAuthorizedConnection(
   input: AuthorizedConnection,
   reauthorizeId?: string,
 ): Promise<Connection> {
-  const [live]: [{ id: string }?] = reauthorizeId
-    ? [{ id: reauthorizeId }]
-    : await sql`
-        select id from connections
-        where connected_user_id = ${input.connectedUserId} and app = ${input.app} and status <> 'revoked'
-        for update`;
-  const id = live?.id ?? uuidv7();
-  const access = seal(keyring, input.tokens.accessToken, accessAad(id));
-  const refresh = input.tokens.refreshToken
-    ? seal(keyring, input.tokens.refreshToken, refreshAad(id))
-    : null;
-  const [row]: [Connection?] = live
-    ? await sql`
-        update connections set
-          status = 'active', auth_config_id = ${input.authConfigId}, granted_scopes = ${input.grantedScopes},
-          provider_scopes = ${input.providerScopes}, access_token_sealed = ${access}, refresh_token_sealed = ${refresh},
-          access_token_expires_at = ${input.tokens.expiresAt}, updated_at = now()
-        where id = ${id}
-        returning ${columns(sql)}`
-    : await sql`
-        insert into connections (id, environment_id, connected_user_id, app, status, auth_config_id,
-          granted_scopes, provider_scopes, access_token_sealed, refresh_token_sealed, access_token_expires_at)
-        values (${id}, ${input.environmentId}, ${input.connectedUserId}, ${input.app}, 'active', ${input.authConfigId},
-          ${input.grantedScopes}, ${input.providerScopes}, ${access}, ${refresh}, ${input.tokens.expiresAt})
-        returning ${columns(sql)}`;
+  const outcome = await authorizeConnection(sql, keyring, input, reauthorizeId);
+  if (outcome.kind !== 'saved') throw new Error(`connection not saved: ${outcome.kind}`);
+  return outcome.connection;
+}
+
+function sealedTokens(keyring: Keyring, id: string, input: AuthorizedConnection) {
+  return {
+    access: seal(keyring, input.tokens.accessToken, accessAad(id)),
+    refresh: input.tokens.refreshToken
+      ? seal(keyring, input.tokens.refreshToken, refreshAad(id))
+      : null,
+    account: input.accountId ? seal(keyring, input.accountId, accountAad(id)) : null,
+  };
+}
+
+async function reauthorize(
+  sql: Db,
+  keyring: Keyring,
+  id: string,
+  input: AuthorizedConnection,
+): Promise<Connection> {
+  const sealed = sealedTokens(keyring, id, input);
+  const [row]: [Connection?] = await sql`
+    update connections set
+      status = 'active', auth_config_id = ${input.authConfigId}, granted_scopes = ${input.grantedScopes},
+      provider_scopes = ${input.providerScopes}, access_token_sealed = ${sealed.access},
+      refresh_token_sealed = ${sealed.refresh}, access_token_expires_at = ${input.tokens.expiresAt},
+      account_id_sealed = coalesce(${sealed.account}, account_id_sealed), updated_at = now()
+    where id = ${id}
+    returning ${columns(sql)}`;
+  if (!row) throw new Error(`connection ${id} was not saved`);
+  return row;
+}
+
+async function insertConnection(
+  sql: Db,
+  keyring: Keyring,
+  input: AuthorizedConnection,
+): Promise<Connection> {
+  const id = uuidv7();
+  const sealed = sealedTokens(keyring, id, input);
+  const [row]: [Connection?] = await sql`
+    insert into connections (id, environment_id, connected_user_id, app, status, auth_config_id,
+      granted_scopes, provider_scopes, access_token_sealed, refresh_token_sealed, access_token_expires_at,
+      account_id_sealed)
+    values (${id}, ${input.environmentId}, ${input.connectedUserId}, ${input.app}, 'active', ${input.authConfigId},
+      ${input.grantedScopes}, ${input.providerScopes}, ${sealed.access}, ${sealed.refresh}, ${input.tokens.expiresAt},
+      ${sealed.account})
+    returning ${columns(sql)}`;
   if (!row) throw new Error(`connection ${id} was not saved`);
   return row;
 }

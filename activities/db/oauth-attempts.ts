@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../infra/database/client.js';
 import { open, seal, type Keyring } from '../../infra/encryption.js';
@@ -8,7 +9,19 @@ export interface OAuthAttempt {
   linkId: string;
   expiresAt: Date;
   consumedAt: Date | null;
+  /** Names the cookie of the browser that started the attempt; null before migration 012. */
+  browserRef: string | null;
+  browserSecretHash: Buffer | null;
 }
+
+/** What binds an attempt to a browser: the cookie's name part and its secret value. */
+export interface BrowserBinding {
+  ref: string;
+  secret: string;
+}
+
+const attemptColumns = (sql: Db) =>
+  sql`id, link_id, expires_at, consumed_at, browser_ref, browser_secret_hash`;
 
 const verifierAad = (id: string) => `oauth_attempt:${id}:code_verifier`;
 const callbackAad = (id: string) => `oauth_attempt:${id}:callback`;
@@ -16,22 +29,38 @@ const callbackAad = (id: string) => `oauth_attempt:${id}:callback`;
 export async function createOAuthAttempt(
   sql: Db,
   keyring: Keyring,
-  input: { linkId: string; state: string; codeVerifier: string; ttlSeconds: number },
+  input: {
+    linkId: string;
+    state: string;
+    codeVerifier: string;
+    browser: BrowserBinding;
+    ttlSeconds: number;
+  },
 ): Promise<OAuthAttempt> {
   const id = uuidv7();
   const [row]: [OAuthAttempt?] = await sql`
-    insert into oauth_attempts (id, link_id, state_hash, code_verifier_sealed, expires_at)
+    insert into oauth_attempts (id, link_id, state_hash, code_verifier_sealed, browser_ref,
+      browser_secret_hash, expires_at)
     values (${id}, ${input.linkId}, ${hashToken(input.state)}, ${seal(keyring, input.codeVerifier, verifierAad(id))},
-      now() + make_interval(secs => ${input.ttlSeconds}))
-    returning id, link_id, expires_at, consumed_at`;
+      ${input.browser.ref}, ${hashToken(input.browser.secret)}, now() + make_interval(secs => ${input.ttlSeconds}))
+    returning ${attemptColumns(sql)}`;
   if (!row) throw new Error('oauth attempt insert returned nothing');
   return row;
 }
 
 export async function findAttemptByState(sql: Db, state: string): Promise<OAuthAttempt | null> {
   const [row]: [OAuthAttempt?] = await sql`
-    select id, link_id, expires_at, consumed_at from oauth_attempts where state_hash = ${hashToken(state)}`;
+    select ${attemptColumns(sql)} from oauth_attempts where state_hash = ${hashToken(state)}`;
   return row ?? null;
+}
+
+/**
+ * Whether `secret` (the value of the attempt's cookie, if the browser sent one) is the one the
+ * attempt was started with. Compared as hashes in constant time.
+ */
+export function isBoundTo(attempt: OAuthAttempt, secret: string | undefined): boolean {
+  if (secret === undefined || !attempt.browserSecretHash) return false;
+  return timingSafeEqual(hashToken(secret), attempt.browserSecretHash);
 }
 
 /** Parks the callback's query (it holds the authorization code) for the exchange activity. */

@@ -1,22 +1,27 @@
 import type { Config } from '../../infra/config.js';
 import type { Db } from '../../infra/database/client.js';
 import type { AppDefinition } from '../../workflows/catalog/index.js';
-import { createOAuthAttempt } from '../db/oauth-attempts.js';
+import { createOAuthAttempt, type BrowserBinding } from '../db/oauth-attempts.js';
 import { oauth, oauthConfiguration, type ClientCredentials } from './client.js';
 import { appEndpoints } from './endpoints.js';
 import { CONNECT_CALLBACK_PATH } from './exchange-code.js';
 
 /** How long a user may spend at the app's consent page before the callback is refused. */
-const ATTEMPT_TTL_SECONDS = 15 * 60;
+export const ATTEMPT_TTL_SECONDS = 15 * 60;
 
 /**
- * Records a new attempt (state and PKCE verifier, the verifier sealed) and returns the app's
- * authorize URL that the user's browser is sent to.
+ * Records a new attempt (state and PKCE verifier, the verifier sealed; the hash of the secret the
+ * starting browser gets as a cookie) and returns the app's authorize URL that browser is sent to.
  */
 export async function startAuthorization(
   sql: Db,
   config: Pick<Config, 'api' | 'apps' | 'encryption'>,
-  input: { linkId: string; app: AppDefinition; credentials: ClientCredentials },
+  input: {
+    linkId: string;
+    app: AppDefinition;
+    credentials: ClientCredentials;
+    browser: BrowserBinding;
+  },
 ): Promise<URL> {
   const { app } = input;
   const state = oauth.randomState();
@@ -25,6 +30,7 @@ export async function startAuthorization(
     linkId: input.linkId,
     state,
     codeVerifier,
+    browser: input.browser,
     ttlSeconds: ATTEMPT_TTL_SECONDS,
   });
   const configuration = oauthConfiguration(

@@ -4,14 +4,22 @@ import type { Logger } from '../../infra/logger.js';
 import { findApp, gradeScopes } from '../../workflows/catalog/index.js';
 import type { ConnectOutcome } from '../../workflows/connection-types.js';
 import { consumeLink } from '../db/connect-links.js';
-import { saveAuthorizedConnection } from '../db/connections.js';
+import { authorizeConnection } from '../db/connections.js';
 import { consumeAttempt, readAttemptSecrets } from '../db/oauth-attempts.js';
+import { AccountUnverified, learnAccountId } from './account-identity.js';
 import { oauth, oauthConfiguration } from './client.js';
 import { chooseClientForNewConnection } from './credentials.js';
 import { appEndpoints } from './endpoints.js';
 import { scopesFrom, tokenSetFrom } from './token-response.js';
 
 export const CONNECT_CALLBACK_PATH = '/connect/callback';
+
+/** Rolls the transaction back (the link stays unused) and says why. */
+class NotStored extends Error {
+  constructor(readonly code: 'link_used' | 'account_mismatch' | 'connection_revoked') {
+    super(code);
+  }
+}
 
 interface AttemptContext {
   linkId: string;
@@ -36,8 +44,10 @@ async function attemptContext(sql: Sql, attemptId: string): Promise<AttemptConte
 
 /**
  * Exchanges the parked authorization code for tokens (openid-client checks state, PKCE and the
- * issuer) and stores the connection, consuming the single-use link in the same transaction. The
- * attempt is burnt whatever happens: a code is good for one exchange. Nothing half-made is kept.
+ * issuer), learns which account at the app granted them (the catalog's `accountIdentity`), and
+ * stores the connection, consuming the single-use link in the same transaction; a reconnect
+ * that brought another account stores nothing and leaves the link usable. The attempt is burnt
+ * whatever happens: a code is good for one exchange. Nothing half-made is kept.
  */
 export function exchangeCodeActivity(deps: { sql: Sql; config: Config; logger: Logger }) {
   return async (attemptId: string): Promise<ConnectOutcome> => {
@@ -54,11 +64,8 @@ export function exchangeCodeActivity(deps: { sql: Sql; config: Config; logger: L
 
     const client = await chooseClientForNewConnection(sql, config, context.environmentId, app.id);
     if (!client) return { ok: false, code: 'app_not_configured' };
-    const configuration = oauthConfiguration(
-      app,
-      appEndpoints(app, config.apps.urls),
-      client.credentials,
-    );
+    const endpoints = appEndpoints(app, config.apps.urls);
+    const configuration = oauthConfiguration(app, endpoints, client.credentials);
     const callbackUrl = new URL(
       `${config.api.publicUrl}${CONNECT_CALLBACK_PATH}?${secrets.callbackQuery}`,
     );
@@ -75,25 +82,56 @@ export function exchangeCodeActivity(deps: { sql: Sql; config: Config; logger: L
       );
       return { ok: false, code: 'exchange_failed' };
     }
+    let accountId: string | null;
+    try {
+      accountId = await learnAccountId(app, response, endpoints.apiBaseUrl);
+    } catch (error) {
+      if (!(error instanceof AccountUnverified)) throw error;
+      // The tokens are dropped unused: without the account, a reconnect could not be checked.
+      deps.logger.warn({ app: app.id, attemptId, error: error.message }, 'account not learned');
+      return { ok: false, code: 'account_unverified' };
+    }
     const providerScopes = scopesFrom(app, response, app.oauth.defaultScopes);
-    const saved = await sql.begin(async (tx) => {
-      if (!(await consumeLink(tx, context.linkId))) return null;
-      return saveAuthorizedConnection(
-        tx,
-        config.encryption,
+    let outcome;
+    try {
+      outcome = await sql.begin(async (tx) => {
+        if (!(await consumeLink(tx, context.linkId))) throw new NotStored('link_used');
+        const authorization = await authorizeConnection(
+          tx,
+          config.encryption,
+          {
+            environmentId: context.environmentId,
+            connectedUserId: context.connectedUserId,
+            app: app.id,
+            authConfigId: client.authConfigId,
+            tokens: tokenSetFrom(app, response, now),
+            grantedScopes: gradeScopes(app, providerScopes),
+            providerScopes,
+            accountId,
+          },
+          context.purpose === 'reconnect' ? (context.connectionId ?? undefined) : undefined,
+        );
+        // Rolled back with the link: the user may come back with the right account.
+        if (authorization.kind !== 'saved') throw new NotStored(authorization.kind);
+        return authorization;
+      });
+    } catch (error) {
+      if (error instanceof NotStored) return { ok: false, code: error.code };
+      throw error;
+    }
+    if (outcome.replacedId) {
+      // Another account at the app is another connection (issue 12): the old one was revoked.
+      deps.logger.info(
         {
-          environmentId: context.environmentId,
-          connectedUserId: context.connectedUserId,
           app: app.id,
-          authConfigId: client.authConfigId,
-          tokens: tokenSetFrom(app, response, now),
-          grantedScopes: gradeScopes(app, providerScopes),
-          providerScopes,
+          attemptId,
+          connectionId: outcome.connection.id,
+          revoked: outcome.replacedId,
         },
-        context.purpose === 'reconnect' ? (context.connectionId ?? undefined) : undefined,
+        'connection replaced by another account',
       );
-    });
-    if (!saved) return { ok: false, code: 'link_used' };
+    }
+    const saved = outcome.connection;
     return { ok: true, connectionId: saved.id, linkId: context.linkId };
   };
 }

@@ -6,7 +6,7 @@ export type FlowProblem =
   | 'link_invalid'
   | 'access_denied'
   | 'authorization_failed'
-  | 'connection_revoked'
+  | 'browser_mismatch'
   | 'internal_error';
 
 interface ProblemText {
@@ -45,6 +45,24 @@ export const FLOW_PROBLEMS: Record<FlowProblem, ProblemText> = {
     title: 'This sign-in took too long',
     message: () =>
       'For your security, sign-ins must be completed within a few minutes. Open your connect link again.',
+  },
+  browser_mismatch: {
+    status: 403,
+    title: 'This sign-in cannot be finished here',
+    message: ({ appName }) =>
+      `For your security, a sign-in must be finished in the browser that started it, and this browser did not. Nothing was connected. To connect ${appName}, start again from the link you were given.`,
+  },
+  account_mismatch: {
+    status: 409,
+    title: 'This is a different account',
+    message: ({ appName, displayName }) =>
+      `You signed in to ${appName} with another account than the one connected before, so nothing was changed. Open your link again and sign in to ${appName} with the same account. To connect a different account, ask ${displayName} for a new link.`,
+  },
+  account_unverified: {
+    status: 502,
+    title: 'We could not confirm your account',
+    message: ({ appName }) =>
+      `${appName} did not tell us which account you signed in with, so nothing was saved. Open your connect link again; if it keeps failing, contact support.`,
   },
   access_denied: {
     status: 403,

@@ -41,9 +41,10 @@ export async function newConnectLink(
 
 /**
  * The connection's one active reconnect link: the same URL until it is used or expires, then a
- * new one. Completing it re-authorises this connection in place. Concurrent askers (several
- * calls meeting an expired connection at once) are serialised per connection, so they all get
- * the same link rather than one each.
+ * new one. Completing it re-authorises this connection in place, with the account it was made
+ * with (another account is refused, issue 12). Concurrent askers (several calls meeting an
+ * expired connection at once) are serialised per connection, so they all get the same link
+ * rather than one each.
  */
 export async function reconnectLinkFor(
   sql: Sql,

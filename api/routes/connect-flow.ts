@@ -4,6 +4,7 @@ import { findLinkById } from '../../activities/db/connect-links.js';
 import {
   consumeAttempt,
   findAttemptByState,
+  isBoundTo,
   parkCallback,
 } from '../../activities/db/oauth-attempts.js';
 import { startAuthorization } from '../../activities/oauth/authorization-url.js';
@@ -11,18 +12,25 @@ import { chooseClientForNewConnection } from '../../activities/oauth/credentials
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
+import {
+  attemptCookieValue,
+  clearAttemptCookie,
+  newBrowserBinding,
+  setAttemptCookie,
+} from '../connect/attempt-cookie.js';
 import { brandingOf, checkLink } from '../connect/link-check.js';
 import { DEFAULT_BRANDING, renderConnectPage, renderSuccessPage } from '../connect/pages/index.js';
 import { problemPage, sendPage } from '../connect/respond.js';
-import { ConnectionWorkflows } from '../temporal/connection-workflows.js';
+import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
 
 /**
  * The hosted connect flow (DESIGN.md §5), public and keyless: the link page, the redirect to the
- * app's consent page (state + PKCE), and the callback, whose code is exchanged by a workflow.
+ * app's consent page (state + PKCE, and a cookie binding the attempt to this browser), and the
+ * callback, which only that browser may complete and whose code is exchanged by a workflow.
  */
 export function connectFlowRoutes(deps: ApiDeps): Router {
   const router = Router();
-  const workflows = new ConnectionWorkflows(deps.temporal, deps.config.temporal.taskQueue);
+  const workflows = connectionWorkflowsFor(deps);
   // Before `/connect/:token`, which would otherwise take `callback` for a token.
   router.get(CONNECT_CALLBACK_PATH, async (req, res) => {
     const query = new URL(req.originalUrl, 'http://callback').searchParams;
@@ -39,6 +47,18 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
       problemPage(res, 'link_used', branding, app);
       return;
     }
+    if (attempt.expiresAt < new Date()) {
+      problemPage(res, 'attempt_expired', branding, app);
+      return;
+    }
+    // Only the browser that started the attempt may finish it, deny it included: anyone else
+    // holding the state (it is in the app's authorize URL) changes nothing.
+    if (!attempt.browserRef || !isBoundTo(attempt, attemptCookieValue(req, attempt.browserRef))) {
+      problemPage(res, 'browser_mismatch', branding, app);
+      return;
+    }
+    // From here on the attempt gets spent, so its cookie has served its purpose.
+    clearAttemptCookie(res, deps.config, attempt.browserRef);
     const error = query.get('error');
     if (error !== null || !query.get('code')) {
       // The attempt is spent, but not the link: the user may open it and try again.
@@ -107,11 +127,14 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
       problemPage(res, 'app_not_configured', branding, app);
       return;
     }
+    const browser = newBrowserBinding();
     const url = await startAuthorization(deps.sql, deps.config, {
       linkId: link.id,
       app,
       credentials: client.credentials,
+      browser,
     });
+    setAttemptCookie(res, deps.config, browser);
     res.set('Cache-Control', 'no-store').redirect(302, url.href);
   });
 
@@ -119,6 +142,11 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
   const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
     if (res.headersSent) {
       next(err);
+      return;
+    }
+    // The router could not decode the token (not percent-encoded UTF-8): it names no link.
+    if (err instanceof URIError) {
+      problemPage(res, 'link_invalid', DEFAULT_BRANDING);
       return;
     }
     req.log.error({ err }, 'connect flow failed');

@@ -12,8 +12,27 @@ export class CookieJar {
       const eq = pair.indexOf('=');
       const name = pair.slice(0, eq).trim();
       const value = pair.slice(eq + 1).trim();
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(cookie)) this.#cookies.delete(name);
+      const cleared =
+        value === '' || /expires=Thu, 01 Jan 1970/i.test(cookie) || /max-age=0(;|$)/i.test(cookie);
+      if (cleared) this.#cookies.delete(name);
       else this.#cookies.set(name, value);
     }
+  }
+
+  /** Names of the cookies held, e.g. to find the one a server set. */
+  names(): string[] {
+    return [...this.#cookies.keys()];
+  }
+
+  get(name: string): string | undefined {
+    return this.#cookies.get(name);
+  }
+
+  set(name: string, value: string): void {
+    this.#cookies.set(name, value);
+  }
+
+  delete(name: string): void {
+    this.#cookies.delete(name);
   }
 }

@@ -5,6 +5,11 @@ export interface ConsentOptions {
   decision?: 'allow' | 'deny';
   /** Called with each consent page's HTML. */
   onPage?: (html: string) => void;
+  /**
+   * The browser's cookies, kept across calls (and across origins on one host, as a browser's
+   * are across ports); default: a fresh jar, as in a new private window.
+   */
+  jar?: CookieJar;
 }
 
 /**
@@ -17,7 +22,7 @@ export async function consentAtDemoApp(
   isDestination: (url: URL) => boolean,
   options: ConsentOptions = {},
 ): Promise<URL> {
-  const jar = new CookieJar();
+  const jar = options.jar ?? new CookieJar();
   let url = start;
   let form: string | undefined;
   for (let hop = 0; hop < 15; hop += 1) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { identityAt } from '../../activities/oauth/account-identity.js';
 import { findAction, findApp, gradeScopes, listActions } from '../../workflows/catalog/index.js';
 import type { ActionDefinition } from '../../workflows/catalog/index.js';
 
@@ -136,5 +137,16 @@ describe('github actions', () => {
       Accept: 'application/vnd.github+json',
       'X-GitHub-Api-Version': '2022-11-28',
     });
+  });
+});
+
+describe('the account behind a github connection', () => {
+  it('is the numeric id of GET /user, not the login a user can rename', () => {
+    const identity = findApp('github')?.accountIdentity;
+    if (identity?.from !== 'api') throw new Error('github learns the account from its API');
+    expect(identity.request).toEqual({ method: 'GET', path: '/user' });
+    // From GitHub's "Get the authenticated user" example.
+    const user = { login: 'octocat', id: 1, node_id: 'MDQ6VXNlcjE=', type: 'User' };
+    expect(identityAt(user, identity.fields)).toBe('1');
   });
 });

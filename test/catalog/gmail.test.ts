@@ -186,3 +186,9 @@ describe('gmail actions', () => {
     expect(gradeScopes(app, ['https://www.googleapis.com/auth/gmail.send'])).toEqual(['write']);
   });
 });
+
+describe('the account behind a gmail connection', () => {
+  it('is not learned: Google’s stable id needs OpenID, and e-mail addresses change', () => {
+    expect(findApp('gmail')?.accountIdentity).toBeUndefined();
+  });
+});

@@ -148,3 +148,9 @@ describe('google-calendar actions', () => {
     ]);
   });
 });
+
+describe('the account behind a google-calendar connection', () => {
+  it('is not learned: Google’s stable id needs OpenID, and e-mail addresses change', () => {
+    expect(findApp('google-calendar')?.accountIdentity).toBeUndefined();
+  });
+});

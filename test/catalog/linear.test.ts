@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { identityAt } from '../../activities/oauth/account-identity.js';
 import { findAction, findApp, gradeScopes, listActions } from '../../workflows/catalog/index.js';
 import type { ActionDefinition } from '../../workflows/catalog/index.js';
 
@@ -132,5 +133,20 @@ describe('linear failures inside a 200', () => {
     expect(linear?.reportsFailure?.({ errors: [{ message: 'Entity not found' }] })).toBe(true);
     expect(linear?.reportsFailure?.({ data: { issue: { id: 'i' } } })).toBe(false);
     expect(linear?.reportsFailure?.({ data: null, errors: [] })).toBe(false);
+  });
+});
+
+describe('the account behind a linear connection', () => {
+  it('is the GraphQL viewer’s id', () => {
+    const identity = findApp('linear')?.accountIdentity;
+    if (identity?.from !== 'api') throw new Error('linear learns the account from its API');
+    expect(identity.request).toEqual({
+      method: 'POST',
+      path: '/graphql',
+      body: { query: '{ viewer { id } }' },
+    });
+    const answer = { data: { viewer: { id: '2d8c1b9e-6f0a-4d1e-9c53-3a7f0e2b4c11' } } };
+    expect(identityAt(answer, identity.fields)).toBe('2d8c1b9e-6f0a-4d1e-9c53-3a7f0e2b4c11');
+    expect(identityAt({ data: null, errors: [{ message: 'x' }] }, identity.fields)).toBe(undefined);
   });
 });

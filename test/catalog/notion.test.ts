@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { identityAt } from '../../activities/oauth/account-identity.js';
 import { findAction, findApp, gradeScopes, listActions } from '../../workflows/catalog/index.js';
 import type { ActionDefinition } from '../../workflows/catalog/index.js';
 
@@ -201,5 +202,28 @@ describe('notion actions', () => {
     expect(app.oauth.tokenEndpointAuthMethod).toBe('client_secret_basic');
     expect(app.oauth.defaultScopes).toEqual([]);
     expect(gradeScopes(app, [])).toEqual([]);
+  });
+});
+
+describe('the account behind a notion connection', () => {
+  it('is the authorizing user within the workspace, from the token answer', () => {
+    const identity = findApp('notion')?.accountIdentity;
+    if (identity?.from !== 'token_response') throw new Error('notion names it in the token answer');
+    // The shape of Notion's token answer for an integration authorized by a user.
+    const answer = {
+      access_token: 'secret',
+      bot_id: 'b3414d65-1224-5ty7-6ffr-cc9d8773drt6',
+      owner: { type: 'user', user: { object: 'user', id: '4d4a1ab2-0b29-4b77-8c89-c1e0a0b4d2f5' } },
+      workspace_id: 'j565j4d7-x3nt-bm91-a1e4-2b8d5c6e7f80',
+      workspace_name: 'Acme',
+    };
+    expect(identityAt(answer, identity.fields)).toBe(
+      JSON.stringify([
+        'j565j4d7-x3nt-bm91-a1e4-2b8d5c6e7f80',
+        '4d4a1ab2-0b29-4b77-8c89-c1e0a0b4d2f5',
+      ]),
+    );
+    // A workspace-owned integration names no user: no account, rather than a shared one.
+    expect(identityAt({ ...answer, owner: { workspace: true } }, identity.fields)).toBeUndefined();
   });
 });

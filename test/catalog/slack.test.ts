@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { identityAt } from '../../activities/oauth/account-identity.js';
 import { findAction, findApp, gradeScopes, listActions } from '../../workflows/catalog/index.js';
 import type { ActionDefinition } from '../../workflows/catalog/index.js';
 
@@ -130,5 +131,22 @@ describe('slack failures inside a 200', () => {
     expect(slack?.reportsFailure?.({ ok: false, error: 'channel_not_found' })).toBe(true);
     expect(slack?.reportsFailure?.({ ok: true, channel: 'C0123' })).toBe(false);
     expect(slack?.reportsFailure?.('not json')).toBe(false);
+  });
+});
+
+describe('the account behind a slack connection', () => {
+  it('is the installing user of the oauth.v2.access answer', () => {
+    const identity = findApp('slack')?.accountIdentity;
+    if (identity?.from !== 'token_response') throw new Error('slack names it in the token answer');
+    // From Slack's oauth.v2.access example.
+    const answer = {
+      ok: true,
+      access_token: 'xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy',
+      token_type: 'bot',
+      bot_user_id: 'U0KRQLJ9H',
+      team: { name: 'Slack Softball Team', id: 'T9TK3CUKW' },
+      authed_user: { id: 'U1234', scope: 'chat:write', token_type: 'user' },
+    };
+    expect(identityAt(answer, identity.fields)).toBe('U1234');
   });
 });

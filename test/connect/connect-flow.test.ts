@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { saveConnectSettings } from '../../activities/db/connect-settings.js';
 import { readTokens } from '../../activities/db/connections.js';
 import { setFundedAccess } from '../../activities/db/funded-access.js';
-import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
+import { CookieJar } from '../../infra/demo-app/cookie-jar.js';
+import {
+  consentThroughLink,
+  returnToCallback,
+  walkConnectLink,
+  type AtCallback,
+  type WalkOptions,
+} from '../../infra/demo-app/scripted-connect.js';
 import { historyText } from '../support/workflow-history.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
 import { createTestKey } from '../support/keys.js';
@@ -37,6 +44,27 @@ async function connectionsOf(user: string) {
     join connected_users u on u.id = c.connected_user_id
     where u.external_id = ${user} order by c.created_at`;
 }
+
+/** The attempts of a link, oldest first: whether each was spent and holds a parked callback. */
+async function attemptsOf(linkId: string) {
+  return stack.db.sql<{ spent: boolean; parked: boolean }[]>`
+    select consumed_at is not null as spent, callback_params_sealed is not null as parked
+    from oauth_attempts where link_id = ${linkId} order by created_at`;
+}
+
+/** A link walked up to the redirect back to Gatehouse, in the browser of `jar` (default: new). */
+async function atCallback(
+  linkUrl: string,
+  options: Omit<WalkOptions, 'beforeCallback'> = {},
+): Promise<AtCallback> {
+  const reached = await consentThroughLink(linkUrl, options);
+  if ('refused' in reached) throw new Error(`link refused: ${String(reached.refused.status)}`);
+  return reached;
+}
+
+/** Gatehouse's attempt cookies in a browser's jar. */
+const bindingCookies = (jar: CookieJar) =>
+  jar.names().filter((name) => name.startsWith('gatehouse_connect_'));
 
 describe('POST /v1/connect/links', () => {
   it('creates a single-use link valid for one hour, and the user with its customer', async () => {
@@ -240,5 +268,103 @@ describe('the hosted connect flow', () => {
     const replay = await fetch(result.url);
     expect(replay.status).toBe(410);
     expect(await connectionsOf('u_replay')).toHaveLength(1);
+  });
+});
+
+describe('an OAuth attempt is bound to the browser that started it', () => {
+  it('sets an HttpOnly, SameSite=Lax cookie on /connect for the 15 minutes of the attempt', async () => {
+    const link = await newLink({ user: 'u_cookie', app: 'acme' });
+    const start = await fetch(`${link.url}/start`, { redirect: 'manual' });
+    expect(start.status).toBe(302);
+    const cookies = start.headers.getSetCookie();
+    expect(cookies).toHaveLength(1);
+    const [cookie = ''] = cookies;
+    expect(cookie).toMatch(/^gatehouse_connect_[A-Za-z0-9_-]{16}=[A-Za-z0-9_-]{43};/);
+    const attributes = cookie.split(/;\s*/).slice(1);
+    expect(attributes).toEqual(
+      expect.arrayContaining(['Max-Age=900', 'Path=/connect', 'HttpOnly', 'SameSite=Lax']),
+    );
+    // PUBLIC_URL is plain http here; Secure is set for an https one (attempt-cookie.test.ts).
+    expect(attributes).not.toContain('Secure');
+  });
+
+  it('refuses a callback without the cookie on a branded page and leaves the attempt unspent', async () => {
+    const link = await newLink({ user: 'u_unbound', app: 'acme' });
+    const { callback, jar } = await atCallback(link.url, { username: 'unbound' });
+    const [name = ''] = bindingCookies(jar);
+    const value = jar.get(name) ?? '';
+    expect(value).not.toBe('');
+
+    const refused = await returnToCallback(callback, null);
+    expect(refused.status).toBe(403);
+    expect(refused.html).toContain('start again from the link you were given');
+    expect(refused.html).toContain('browser_mismatch');
+    expect(await attemptsOf(link.id)).toEqual([{ spent: false, parked: false }]);
+    expect(await connectionsOf('u_unbound')).toEqual([]);
+
+    // A made-up value under the attempt's cookie name is no better than none.
+    const forged = new CookieJar();
+    forged.set(name, 'A'.repeat(43));
+    expect((await returnToCallback(callback, forged)).status).toBe(403);
+    expect(await attemptsOf(link.id)).toEqual([{ spent: false, parked: false }]);
+
+    // The browser that started it completes it as before, and its cookie is cleared.
+    const done = await returnToCallback(callback, jar);
+    expect(done.status).toBe(200);
+    expect(done.html).toContain('is connected');
+    expect(bindingCookies(jar)).toEqual([]);
+    expect(await connectionsOf('u_unbound')).toHaveLength(1);
+    expect(stack.api.logs.join('\n')).not.toContain(value);
+  });
+
+  it('does not let error=access_denied without the cookie spend the attempt', async () => {
+    const link = await newLink({ user: 'u_burn', app: 'acme' });
+    const { callback, jar } = await atCallback(link.url, { decision: 'deny' });
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+
+    // Anyone holding the state alone (it is in the app's authorize URL) is refused.
+    const burn = await returnToCallback(callback, null);
+    expect(burn.status).toBe(403);
+    expect(burn.html).toContain('browser_mismatch');
+    expect(await attemptsOf(link.id)).toEqual([{ spent: false, parked: false }]);
+
+    // The user's own denial, in the browser that started it, ends the attempt as before.
+    const denied = await returnToCallback(callback, jar);
+    expect(denied.status).toBe(403);
+    expect(denied.html).toContain('Access was not granted');
+    expect(await attemptsOf(link.id)).toEqual([{ spent: true, parked: false }]);
+  });
+
+  it('keeps several attempts in one browser apart, each with its own cookie', async () => {
+    const first = await newLink({ user: 'u_tab_one', app: 'acme' });
+    const second = await newLink({ user: 'u_tab_two', app: 'acme' });
+    const jar = new CookieJar();
+    const one = await atCallback(first.url, { jar, username: 'tabs' });
+    const two = await atCallback(second.url, { jar, username: 'tabs' });
+    expect(bindingCookies(jar)).toHaveLength(2);
+
+    // Finished in the other order than started: each callback finds its own attempt's cookie.
+    expect((await returnToCallback(two.callback, jar)).status).toBe(200);
+    expect((await returnToCallback(one.callback, jar)).status).toBe(200);
+    expect(await connectionsOf('u_tab_one')).toHaveLength(1);
+    expect(await connectionsOf('u_tab_two')).toHaveLength(1);
+    expect(bindingCookies(jar)).toEqual([]);
+  });
+
+  it('does not accept the cookie of one attempt for another', async () => {
+    const mine = await newLink({ user: 'u_swap_mine', app: 'acme' });
+    const theirs = await newLink({ user: 'u_swap_theirs', app: 'acme' });
+    const own = await atCallback(mine.url, { username: 'swap-mine' });
+    const other = await atCallback(theirs.url, { username: 'swap-theirs' });
+    // Their callback with my cookies (a value of my attempt under my attempt's name).
+    expect((await returnToCallback(other.callback, own.jar)).status).toBe(403);
+    // And my value under their attempt's name.
+    const [theirName = ''] = bindingCookies(other.jar);
+    const [myName = ''] = bindingCookies(own.jar);
+    const crossed = new CookieJar();
+    crossed.set(theirName, own.jar.get(myName) ?? '');
+    expect((await returnToCallback(other.callback, crossed)).status).toBe(403);
+    expect(await attemptsOf(theirs.id)).toEqual([{ spent: false, parked: false }]);
+    expect(await connectionsOf('u_swap_theirs')).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { createAuthConfig } from '../../activities/db/auth-configs.js';
 import { upsertConnectedUser, type ConnectedUser } from '../../activities/db/connected-users.js';
 import { saveAuthorizedConnection, type Connection } from '../../activities/db/connections.js';
+import { learnAccountId } from '../../activities/oauth/account-identity.js';
 import { oauth, oauthConfiguration } from '../../activities/oauth/client.js';
 import { appEndpoints } from '../../activities/oauth/endpoints.js';
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
@@ -89,7 +90,8 @@ export async function startAcmeFixture(
     redirectUris: [redirectUri],
   };
   await demo.registerClient(client);
-  const configuration = oauthConfiguration(acme, appEndpoints(acme, config.apps.urls), client);
+  const endpoints = appEndpoints(acme, config.apps.urls);
+  const configuration = oauthConfiguration(acme, endpoints, client);
   const authConfigs = new Map<string, Promise<string>>();
 
   function authConfigOf(environmentId: string): Promise<string> {
@@ -136,6 +138,8 @@ export async function startAcmeFixture(
       tokens,
       grantedScopes: gradeScopes(acme, providerScopes),
       providerScopes,
+      // As the connect flow learns it, so that reconnects of seeded connections are checked too.
+      accountId: await learnAccountId(acme, response, endpoints.apiBaseUrl),
     });
     return {
       user,

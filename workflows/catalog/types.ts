@@ -4,6 +4,7 @@
  * configuration can point elsewhere (APP_URLS), e.g. at a sandbox or the local demo app.
  */
 import type { z } from 'zod';
+import { inputFieldOf, unsafePath } from './request-path.js';
 
 export type ScopeGrade = 'read' | 'write';
 
@@ -46,11 +47,27 @@ export interface ActionDefinition<Input extends z.ZodType = z.ZodType> {
   result?(response: UpstreamResponse): unknown;
 }
 
-/** Declares an action with its input type inferred from its schema. */
+/**
+ * Declares an action with its input type inferred from its schema. The schema also refuses an
+ * input from which the action would build a path the app does not receive as built (a `..` id),
+ * naming the field: every action is guarded here, once, and the API answers 400 before any call.
+ */
 export function defineAction<Input extends z.ZodType>(
   definition: ActionDefinition<Input>,
 ): ActionDefinition {
-  return definition;
+  const input = definition.input.superRefine((value, ctx) => {
+    // Only an input valid in every other way is built: the builders may assume their schema.
+    if (ctx.issues.length > 0) return;
+    const unsafe = unsafePath(definition.request(value).path);
+    if (unsafe) {
+      ctx.addIssue({
+        code: 'custom',
+        path: inputFieldOf(value, unsafe.segment),
+        message: `${unsafe.problem}: the app would receive another path than this action's`,
+      });
+    }
+  });
+  return { ...definition, input };
 }
 
 export interface OAuthSettings {
@@ -70,6 +87,23 @@ export interface OAuthSettings {
   extraAuthorizationParams?: Record<string, string>;
 }
 
+/** Where a value sits in a JSON document: the keys from its root, e.g. `['authed_user', 'id']`. */
+export type JsonPath = readonly string[];
+
+/**
+ * How to learn which account at the app a user authorised: an id the app never reuses nor lets
+ * the user change (not a name or an e-mail address). A reconnect must bring the same account.
+ * Several `fields` make one identity together (a user within a workspace).
+ * - `id_token`: the `sub` of the ID token in the token response (the app is OpenID and the
+ *   default scopes include `openid`); openid-client has checked its issuer and audience.
+ * - `token_response`: fields of the token response itself.
+ * - `api`: fields of the JSON answer to a request made with the new access token.
+ */
+export type AccountIdentity =
+  | { from: 'id_token' }
+  | { from: 'token_response'; fields: JsonPath[] }
+  | { from: 'api'; request: UpstreamRequest; fields: JsonPath[] };
+
 export interface AppDefinition {
   id: string;
   name: string;
@@ -78,6 +112,11 @@ export interface AppDefinition {
   /** Headers every API request to the app needs (API version pins, media types). */
   apiHeaders?: Record<string, string>;
   oauth: OAuthSettings;
+  /**
+   * Absent where the app's stable account id is not known for sure: such connections are
+   * re-authorised by whichever account comes back, as before issue 12.
+   */
+  accountIdentity?: AccountIdentity;
   /**
    * Whether a 2xx answer to an action reports a failure in its body, for apps that do so (Slack's
    * `ok: false`, GraphQL `errors`): the caller then gets `{ok: false, data}` (DESIGN.md §6).

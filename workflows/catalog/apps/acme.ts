@@ -13,11 +13,14 @@ export const acme: AppDefinition = {
     authorizationPath: '/auth',
     tokenPath: '/token',
     revocationPath: '/token/revocation',
-    defaultScopes: ['tasks:read', 'tasks:write'],
-    scopeGrades: { 'tasks:read': ['read'], 'tasks:write': ['write'] },
+    // `openid` brings an ID token naming the account, checked by openid-client (issue 12).
+    defaultScopes: ['openid', 'tasks:read', 'tasks:write'],
+    scopeGrades: { openid: [], 'tasks:read': ['read'], 'tasks:write': ['write'] },
     scopeSeparator: ' ',
     tokenEndpointAuthMethod: 'client_secret_basic',
     pkce: true,
     defaultAccessTokenTtlSeconds: 3600,
   },
+  // oidc-provider's `sub` is the demo account's name, which `GET /me` also answers.
+  accountIdentity: { from: 'id_token' },
 };

@@ -29,4 +29,7 @@ export const github: AppDefinition = {
     pkce: true,
     defaultAccessTokenTtlSeconds: null,
   },
+  // `GET /user` answers any user token, whatever its scopes; `id` is numeric and never reused,
+  // unlike `login`, which the user can rename.
+  accountIdentity: { from: 'api', request: { method: 'GET', path: '/user' }, fields: [['id']] },
 };

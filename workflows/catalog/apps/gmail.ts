@@ -28,4 +28,8 @@ export const gmail: AppDefinition = {
     // Google issues a refresh token only for offline access, and again only on renewed consent.
     extraAuthorizationParams: { access_type: 'offline', prompt: 'consent' },
   },
+  // No accountIdentity: Google's stable account id is the OpenID `sub`, which takes the `openid`
+  // scope, and Google documents ID tokens with the legacy issuer `accounts.google.com`, which
+  // openid-client would refuse against this entry's; e-mail addresses can change. Reconnects
+  // are therefore not checked for the account (README, "Decisions recorded").
 };

@@ -27,6 +27,12 @@ export const linear: AppDefinition = {
     pkce: true,
     defaultAccessTokenTtlSeconds: 86_400,
   },
+  // The GraphQL `viewer` is the user the token acts for; its `id` is a UUID.
+  accountIdentity: {
+    from: 'api',
+    request: { method: 'POST', path: '/graphql', body: { query: '{ viewer { id } }' } },
+    fields: [['data', 'viewer', 'id']],
+  },
   // GraphQL answers 200 with `errors` when an operation fails, wholly or in part.
   reportsFailure: (body) =>
     typeof body === 'object' &&

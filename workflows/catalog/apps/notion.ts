@@ -25,4 +25,10 @@ export const notion: AppDefinition = {
     // Notion requires it: the integration is authorized by a user, not installed for a workspace.
     extraAuthorizationParams: { owner: 'user' },
   },
+  // The token response names the workspace and, with `owner=user`, the user who authorized:
+  // the same user in another workspace is another account.
+  accountIdentity: {
+    from: 'token_response',
+    fields: [['workspace_id'], ['owner', 'user', 'id']],
+  },
 };

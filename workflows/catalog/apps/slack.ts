@@ -31,6 +31,8 @@ export const slack: AppDefinition = {
     // Without token rotation Slack tokens do not expire; with it, responses carry `expires_in`.
     defaultAccessTokenTtlSeconds: null,
   },
+  // `oauth.v2.access` names the installing user in `authed_user.id`.
+  accountIdentity: { from: 'token_response', fields: [['authed_user', 'id']] },
   // Web API methods answer 200 with `{ok: false, error}` when they fail.
   reportsFailure: (body) =>
     typeof body === 'object' && body !== null && (body as { ok?: unknown }).ok === false,
