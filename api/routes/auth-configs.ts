@@ -7,15 +7,13 @@ import {
   listAuthConfigs,
   type AuthConfig,
 } from '../../activities/db/auth-configs.js';
-import { findApp, listApps } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
-import { ConflictError, InvalidRequestError, NotFoundError } from '../errors.js';
+import { catalogApp, knownAppIds } from '../catalog-app.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { expectNoBody, parse } from '../http/validate.js';
 import { registerManagementOperation } from '../openapi/registry.js';
-
-const knownApps = () => listApps().map((app) => app.id);
 
 export const createAuthConfigBody = z
   .strictObject({
@@ -24,7 +22,7 @@ export const createAuthConfigBody = z
     app: z
       .string()
       .max(100)
-      .meta({ description: `A catalog app: ${knownApps().join(', ')}` }),
+      .meta({ description: `A catalog app: ${knownAppIds().join(', ')}` }),
     name: z.string().min(1).max(100).meta({ description: 'Your label for this client' }),
     clientId: z.string().min(1).max(300),
     clientSecret: z.string().min(1).max(4000).meta({
@@ -132,13 +130,7 @@ export function authConfigRoutes(deps: ApiDeps): Router {
     async (req, res) => {
       const caller = callerOf(res);
       const body = parse(createAuthConfigBody, req.body, 'body');
-      const app = findApp(body.app);
-      if (!app) {
-        const known = knownApps().join(', ');
-        throw new InvalidRequestError(`Unknown app "${body.app}"; known apps: ${known}.`, [
-          { path: 'app', message: `unknown app; known apps: ${known}` },
-        ]);
-      }
+      const app = catalogApp(body.app);
       const created = await createAuthConfig(deps.sql, deps.config.encryption, {
         environmentId: caller.environmentId,
         app: app.id,

@@ -17,6 +17,7 @@ import {
   type McpOAuthClientChange,
 } from '../../activities/db/mcp-oauth-clients.js';
 import type { ApiDeps } from '../app.js';
+import { catalogApp, knownAppIds } from '../catalog-app.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';
 import { authorize, callerOf } from '../http/authorize.js';
@@ -80,7 +81,10 @@ const mcpOAuthClientPath = z.strictObject({ id: uuidString() });
 
 export const createMcpOAuthClientBody = z
   .strictObject({
-    app: text({ min: 1, max: 100 }),
+    // SPEC.md §8's length first, then the catalog (in the route): a caller learns both rules.
+    app: text({ min: 1, max: 100 }).meta({
+      description: `A catalog app: ${knownAppIds().join(', ')}`,
+    }),
     client: z
       .strictObject({
         issuer: singleLine(4096),
@@ -353,9 +357,10 @@ export function mcpOAuthClientRoutes(deps: ApiDeps): Router {
 
   router.post('/v1/mcp-oauth-clients', manage, async (req, res) => {
     const body = parse(createMcpOAuthClientBody, req.body, 'body');
+    const app = catalogApp(body.app);
     const change = await createMcpOAuthClient(deps.sql, keyring, {
       environmentId: callerOf(res).environmentId,
-      app: body.app,
+      app: app.id,
       ...body.client,
     });
     res.json(changed(change));

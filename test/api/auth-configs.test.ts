@@ -208,7 +208,15 @@ describe('POST /v1/auth-configs (create_auth_config)', () => {
 
   it('refuses an app outside the catalog, naming app and listing the known apps', async () => {
     const known = listApps().map((app) => app.id);
-    for (const app of ['nope', '', 'a'.repeat(100), 'ACME']) {
+    for (const app of [
+      'nope',
+      '',
+      'a'.repeat(100),
+      'ACME',
+      '__proto__',
+      'constructor',
+      'toString',
+    ]) {
       const answer = await create(admin, valid({ app }));
       expectInvalid(answer, 'app');
       for (const id of known) expect(answer.body.error.message).toContain(id);

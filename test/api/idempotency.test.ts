@@ -274,7 +274,7 @@ describe('Idempotency-Key on POST', () => {
 
   it('replays rotate, retire and select of an MCP OAuth client, running each once', async () => {
     const client = (clientId: string) => ({
-      app: 'idem-mcp',
+      app: 'notion',
       client: {
         issuer: 'https://issuer.example',
         clientId,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { revealMcpOAuthClientSecret } from '../../activities/db/mcp-oauth-clients.js';
 import type { Config } from '../../infra/config.js';
+import { listApps } from '../../workflows/catalog/index.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -47,6 +48,22 @@ afterAll(async () => {
 });
 
 // ---- helpers ----
+
+let environments = 0;
+
+/**
+ * A full key in an environment of its own, for a test that needs an app's client list to itself:
+ * `app` must be a catalog app, and the catalog has only seven.
+ */
+async function isolatedManager(): Promise<TestKey> {
+  environments += 1;
+  return createTestKey(db.sql, {
+    env: `mcp-${String(environments)}`,
+    access: 'full',
+    audience: 'business',
+    agentId: 'ops-console',
+  });
+}
 
 interface Answer {
   status: number;
@@ -147,9 +164,9 @@ function clientBody(overrides: Record<string, unknown> = {}, app = 'acme') {
   };
 }
 
-async function create(overrides: Record<string, unknown> = {}, app = 'acme') {
+async function create(overrides: Record<string, unknown> = {}, app = 'acme', key = manager) {
   return clientOf(
-    await call(manager, 'POST', '/v1/mcp-oauth-clients', { body: clientBody(overrides, app) }),
+    await call(key, 'POST', '/v1/mcp-oauth-clients', { body: clientBody(overrides, app) }),
   );
 }
 
@@ -242,37 +259,38 @@ describe('MCP OAuth clients: happy paths', () => {
   it('gives no hint for a secret too short to hint at safely', async () => {
     const short = 'abcdefghijk'; // 11 characters: four would be over a third of it
     secretsSent.push(short);
-    expect((await create({ clientSecret: short }, 'short-secret')).clientSecretHint).toBeNull();
+    expect((await create({ clientSecret: short })).clientSecretHint).toBeNull();
     const twelve = 'abcdefghijkl';
-    expect((await create({ clientSecret: twelve }, 'short-secret')).clientSecretHint).toBe('ijkl');
+    expect((await create({ clientSecret: twelve })).clientSecretHint).toBe('ijkl');
   });
 
   it('lists the clients per app, oldest first, with the selected one of each', async () => {
-    const first = await create({}, 'github');
-    const second = await create({}, 'github');
-    const listed = await settings();
+    const owner = await isolatedManager();
+    const first = await create({}, 'github', owner);
+    const second = await create({}, 'github', owner);
+    await create({}, 'acme', owner);
+    const listed = await settings(owner);
     const github = listed.apps.find((entry) => entry.app === 'github');
     expect(github).toEqual({ app: 'github', selected_client_id: null, clients: [first, second] });
-    expect(listed.apps.map((entry) => entry.app)).toEqual(
-      [...listed.apps.map((entry) => entry.app)].sort(),
-    );
+    expect(listed.apps.map((entry) => entry.app)).toEqual(['acme', 'github']);
     expect(listed.branding).toBeNull();
   });
 
   it('selects a client, and selecting another moves the selection', async () => {
-    const a = await create({}, 'slack');
-    const b = await create({}, 'slack');
-    const selectedA = clientOf(await call(manager, 'POST', `/v1/mcp-oauth-clients/${a.id}/select`));
+    const owner = await isolatedManager();
+    const a = await create({}, 'slack', owner);
+    const b = await create({}, 'slack', owner);
+    const selectedA = clientOf(await call(owner, 'POST', `/v1/mcp-oauth-clients/${a.id}/select`));
     expect(selectedA).toEqual({ ...a, selected: true, updated_at: expect.any(String) });
     expect(selectedA.updated_at > a.updated_at).toBe(true);
-    let slack = (await settings()).apps.find((entry) => entry.app === 'slack');
+    let slack = (await settings(owner)).apps.find((entry) => entry.app === 'slack');
     expect(slack?.selected_client_id).toBe(a.id);
 
     const selectedB = clientOf(
-      await call(manager, 'POST', `/v1/mcp-oauth-clients/${b.id}/select`, { body: {} }),
+      await call(owner, 'POST', `/v1/mcp-oauth-clients/${b.id}/select`, { body: {} }),
     );
     expect(selectedB.selected).toBe(true);
-    slack = (await settings()).apps.find((entry) => entry.app === 'slack');
+    slack = (await settings(owner)).apps.find((entry) => entry.app === 'slack');
     expect(slack?.selected_client_id).toBe(b.id);
     expect(slack?.clients.map((client) => [client.id, client.selected])).toEqual([
       [a.id, false],
@@ -281,30 +299,32 @@ describe('MCP OAuth clients: happy paths', () => {
     expect((slack?.clients[0]?.updated_at ?? '') > selectedA.updated_at).toBe(true);
 
     // Selecting the selected client again changes nothing.
-    const again = clientOf(await call(manager, 'POST', `/v1/mcp-oauth-clients/${b.id}/select`));
+    const again = clientOf(await call(owner, 'POST', `/v1/mcp-oauth-clients/${b.id}/select`));
     expect(again).toEqual(selectedB);
   });
 
   it('keeps one selected client per app when selections race', async () => {
-    const clients = await Promise.all(Array.from({ length: 8 }, () => create({}, 'race')));
+    const owner = await isolatedManager();
+    const clients = await Promise.all(Array.from({ length: 8 }, () => create({}, 'notion', owner)));
     const answers = await Promise.all(
-      clients.map((client) => call(manager, 'POST', `/v1/mcp-oauth-clients/${client.id}/select`)),
+      clients.map((client) => call(owner, 'POST', `/v1/mcp-oauth-clients/${client.id}/select`)),
     );
     expect(answers.map((answer) => answer.status)).toEqual(clients.map(() => 200));
-    const race = (await settings()).apps.find((entry) => entry.app === 'race');
+    const race = (await settings(owner)).apps.find((entry) => entry.app === 'notion');
     const selected = race?.clients.filter((client) => client.selected) ?? [];
     expect(selected).toHaveLength(1);
     expect(race?.selected_client_id).toBe(selected[0]?.id);
   });
 
   it('selection is per app: selecting in one app leaves another alone', async () => {
-    const one = await create({}, 'app-one');
-    const two = await create({}, 'app-two');
-    await call(manager, 'POST', `/v1/mcp-oauth-clients/${one.id}/select`);
-    await call(manager, 'POST', `/v1/mcp-oauth-clients/${two.id}/select`);
-    const apps = (await settings()).apps;
-    expect(apps.find((entry) => entry.app === 'app-one')?.selected_client_id).toBe(one.id);
-    expect(apps.find((entry) => entry.app === 'app-two')?.selected_client_id).toBe(two.id);
+    const owner = await isolatedManager();
+    const one = await create({}, 'linear', owner);
+    const two = await create({}, 'gmail', owner);
+    await call(owner, 'POST', `/v1/mcp-oauth-clients/${one.id}/select`);
+    await call(owner, 'POST', `/v1/mcp-oauth-clients/${two.id}/select`);
+    const apps = (await settings(owner)).apps;
+    expect(apps.find((entry) => entry.app === 'linear')?.selected_client_id).toBe(one.id);
+    expect(apps.find((entry) => entry.app === 'gmail')?.selected_client_id).toBe(two.id);
   });
 
   it('rotates the secret, and the client id when given', async () => {
@@ -344,10 +364,11 @@ describe('MCP OAuth clients: happy paths', () => {
   });
 
   it('retires a client for good: unselected, secret erased, shown as retired', async () => {
-    const client = await create({}, 'gmail');
-    await call(manager, 'POST', `/v1/mcp-oauth-clients/${client.id}/select`);
+    const owner = await isolatedManager();
+    const client = await create({}, 'gmail', owner);
+    await call(owner, 'POST', `/v1/mcp-oauth-clients/${client.id}/select`);
     const retired = clientOf(
-      await call(manager, 'POST', `/v1/mcp-oauth-clients/${client.id}/retire`),
+      await call(owner, 'POST', `/v1/mcp-oauth-clients/${client.id}/retire`),
     );
     expect(retired).toEqual({
       ...client,
@@ -358,14 +379,14 @@ describe('MCP OAuth clients: happy paths', () => {
     });
     expectIso(retired.retired_at);
     expect(retired.updated_at).toBe(retired.retired_at);
-    const gmail = (await settings()).apps.find((entry) => entry.app === 'gmail');
+    const gmail = (await settings(owner)).apps.find((entry) => entry.app === 'gmail');
     expect(gmail).toEqual({ app: 'gmail', selected_client_id: null, clients: [retired] });
     expect(
-      await revealMcpOAuthClientSecret(db.sql, config.encryption, manager.environmentId, client.id),
+      await revealMcpOAuthClientSecret(db.sql, config.encryption, owner.environmentId, client.id),
     ).toBeNull();
 
     // The same registration may be made again once the old one is retired.
-    const again = await call(manager, 'POST', '/v1/mcp-oauth-clients', {
+    const again = await call(owner, 'POST', '/v1/mcp-oauth-clients', {
       body: {
         app: 'gmail',
         client: {
@@ -381,11 +402,11 @@ describe('MCP OAuth clients: happy paths', () => {
   });
 
   it('retires an unselected client without touching the selected one', async () => {
-    const kept = await create({}, 'calendar');
-    const dropped = await create({}, 'calendar');
+    const kept = await create({}, 'google-calendar');
+    const dropped = await create({}, 'google-calendar');
     await call(manager, 'POST', `/v1/mcp-oauth-clients/${kept.id}/select`);
     await call(manager, 'POST', `/v1/mcp-oauth-clients/${dropped.id}/retire`, { body: {} });
-    const calendar = (await settings()).apps.find((entry) => entry.app === 'calendar');
+    const calendar = (await settings()).apps.find((entry) => entry.app === 'google-calendar');
     expect(calendar?.selected_client_id).toBe(kept.id);
   });
 
@@ -429,7 +450,7 @@ describe('MCP OAuth clients: happy paths', () => {
     for (const scheme of ['bearer', 'apiKey'] as const) {
       expect((await call(manager, 'GET', '/v1/mcp-oauth-clients', { scheme })).status).toBe(200);
       const created = await call(manager, 'POST', '/v1/mcp-oauth-clients', {
-        body: clientBody({}, `scheme-${scheme}`),
+        body: clientBody({}, 'acme'),
         scheme,
       });
       expect(created.status).toBe(200);
@@ -468,7 +489,7 @@ describe('MCP OAuth clients: states', () => {
   let retired: ClientOut;
 
   beforeAll(async () => {
-    retired = await create({}, 'retired-app');
+    retired = await create({}, 'linear');
     dataOf(await call(manager, 'POST', `/v1/mcp-oauth-clients/${retired.id}/retire`));
   });
 
@@ -496,12 +517,12 @@ describe('MCP OAuth clients: states', () => {
       409,
       'conflict',
     );
-    const app = (await settings()).apps.find((entry) => entry.app === 'retired-app');
+    const app = (await settings()).apps.find((entry) => entry.app === 'linear');
     expect(app?.selected_client_id).toBeNull();
   });
 
   it('refuses to rotate a public client: it has no secret', async () => {
-    const open = await create({ authMethod: 'none', clientSecret: undefined }, 'public-app');
+    const open = await create({ authMethod: 'none', clientSecret: undefined }, 'linear');
     expectError(
       await call(manager, 'POST', `/v1/mcp-oauth-clients/${open.id}/rotate`, {
         body: { clientSecret: newSecret() },
@@ -512,14 +533,14 @@ describe('MCP OAuth clients: states', () => {
   });
 
   it('refuses a second active registration of the same client for an app', async () => {
-    const body = clientBody({}, 'dup-app');
+    const body = clientBody({}, 'slack');
     expect((await call(manager, 'POST', '/v1/mcp-oauth-clients', { body })).status).toBe(200);
     const twice = await call(manager, 'POST', '/v1/mcp-oauth-clients', {
       body: { ...body, client: { ...body.client, clientSecret: newSecret() } },
     });
     expectError(twice, 409, 'conflict');
     // Rotating another client onto that client id is the same clash.
-    const other = await create({ issuer: body.client.issuer }, 'dup-app');
+    const other = await create({ issuer: body.client.issuer }, 'slack');
     expectError(
       await call(manager, 'POST', `/v1/mcp-oauth-clients/${other.id}/rotate`, {
         body: { clientSecret: newSecret(), clientId: body.client.clientId },
@@ -531,7 +552,7 @@ describe('MCP OAuth clients: states', () => {
     expect(
       (
         await call(manager, 'POST', '/v1/mcp-oauth-clients', {
-          body: { ...body, app: 'dup-app-2' },
+          body: { ...body, app: 'github' },
         })
       ).status,
     ).toBe(200);
@@ -559,7 +580,8 @@ describe('MCP OAuth clients: states', () => {
   });
 
   it("keeps environments apart: another environment's client is not found", async () => {
-    const mine = await create({}, 'shared-app');
+    const owner = await isolatedManager();
+    const mine = await create({}, 'notion', owner);
     for (const verb of ['retire', 'select']) {
       expectError(
         await call(stranger, 'POST', `/v1/mcp-oauth-clients/${mine.id}/${verb}`),
@@ -576,7 +598,7 @@ describe('MCP OAuth clients: states', () => {
     );
     expect(await settings(stranger)).toEqual({ apps: [], branding: null });
     // Untouched in its own environment.
-    const shared = (await settings()).apps.find((entry) => entry.app === 'shared-app');
+    const shared = (await settings(owner)).apps.find((entry) => entry.app === 'notion');
     expect(shared?.clients).toEqual([mine]);
   });
 });
@@ -587,12 +609,12 @@ describe('MCP OAuth clients: scopes and access levels', () => {
   let target: ClientOut;
 
   beforeAll(async () => {
-    target = await create({}, 'scoped-app');
+    target = await create({}, 'gmail');
   });
 
   const changes = () =>
     [
-      ['POST', '/v1/mcp-oauth-clients', clientBody({}, 'scoped-app')],
+      ['POST', '/v1/mcp-oauth-clients', clientBody({}, 'gmail')],
       ['POST', `/v1/mcp-oauth-clients/${target.id}/rotate`, { clientSecret: newSecret() }],
       ['POST', `/v1/mcp-oauth-clients/${target.id}/retire`, undefined],
       ['POST', `/v1/mcp-oauth-clients/${target.id}/select`, undefined],
@@ -627,7 +649,7 @@ describe('MCP OAuth clients: scopes and access levels', () => {
   });
 
   it('left the target unchanged by the refused calls', async () => {
-    const app = (await settings()).apps.find((entry) => entry.app === 'scoped-app');
+    const app = (await settings()).apps.find((entry) => entry.app === 'gmail');
     expect(app?.clients).toHaveLength(1);
     expect(app?.clients[0]).toMatchObject({
       id: target.id,
@@ -651,7 +673,7 @@ const LF = '\n';
 const NUL = '\u0000';
 
 describe('MCP OAuth clients: create_mcp_oauth_client validation', () => {
-  const base = () => clientBody({}, 'validation-app');
+  const base = () => clientBody({}, 'acme');
 
   it.each(
     named<(body: ReturnType<typeof clientBody>) => unknown>([
@@ -814,10 +836,36 @@ describe('MCP OAuth clients: create_mcp_oauth_client validation', () => {
     ]);
   });
 
+  // SPEC.md §8's 1 to 100 characters is checked first; a name within it must then be a catalog
+  // app. Names that are properties of every JavaScript object come in for a lookup done wrong.
   it.each([
-    ['app of 1 character', { app: 'a' }],
-    ['app of 100 characters', { app: long(100) }],
-    ['app of 100 emoji (characters, not UTF-16 units)', { app: long(100, '🔑') }],
+    ['an app of 1 character', 'a'],
+    ['an app of 100 characters', long(100)],
+    ['an app of 100 emoji (characters, not UTF-16 units)', long(100, '🔑')],
+    ['__proto__', '__proto__'],
+    ['constructor', 'constructor'],
+    ['toString', 'toString'],
+    ['hasOwnProperty', 'hasOwnProperty'],
+    ['a catalog app in another case', 'ACME'],
+    ['a catalog app with a space', 'acme '],
+    ['an app that is not in the catalog', 'salesforce'],
+  ])('refuses %s as an unknown app, naming app and listing the known apps', async (_name, app) => {
+    const before = await settings();
+    const answer = await call(manager, 'POST', '/v1/mcp-oauth-clients', {
+      body: { ...base(), app },
+    });
+    expect(issuePaths(answer)).toEqual(['app']);
+    const known = listApps()
+      .map((entry) => entry.id)
+      .join(', ');
+    expect(answer.body.error).toMatchObject({
+      message: `Unknown app "${app}"; known apps: ${known}.`,
+      issues: [{ path: 'app', message: `unknown app; known apps: ${known}` }],
+    });
+    expect(await settings()).toEqual(before);
+  });
+
+  it.each([
     ['issuer of 1 character', { client: { issuer: 'i' } }],
     ['issuer of 4096 characters', { client: { issuer: long(4096) } }],
     ['clientId of 1 character', { client: { clientId: 'c' } }],
@@ -827,11 +875,7 @@ describe('MCP OAuth clients: create_mcp_oauth_client validation', () => {
     ['a tab, which the rules allow', { client: { issuer: 'https://a\tb' } }],
   ] as const)('accepts %s', async (_name, change) => {
     const body = base();
-    const merged = {
-      ...body,
-      ...('app' in change ? { app: change.app } : {}),
-      client: { ...body.client, ...('client' in change ? change.client : {}) },
-    };
+    const merged = { ...body, client: { ...body.client, ...change.client } };
     if (merged.client.clientSecret !== body.client.clientSecret) {
       secretsSent.push(merged.client.clientSecret);
     }
@@ -849,7 +893,7 @@ describe('MCP OAuth clients: rotate, retire and select validation', () => {
   let target: ClientOut;
 
   beforeAll(async () => {
-    target = await create({}, 'validation-rotate');
+    target = await create({}, 'notion');
   });
 
   const rotate = (body: unknown) =>
@@ -924,7 +968,7 @@ describe('MCP OAuth clients: rotate, retire and select validation', () => {
   );
 
   it('select and retire accept an empty body and {}', async () => {
-    const client = await create({}, 'validation-empty');
+    const client = await create({}, 'google-calendar');
     for (const options of [{}, { body: {} }, { raw: '' }]) {
       const answer = await call(
         manager,

@@ -1,0 +1,241 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Config } from '../../infra/config.js';
+import { createSql } from '../../infra/database/client.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { testConfig } from '../support/config.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+
+/** Low limits, so that a test reaches them in a few requests. */
+const LIMITS = {
+  RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '5',
+  RATE_LIMIT_PER_KEY_PER_MINUTE: '12',
+  RATE_LIMIT_PAGES_PER_MINUTE: '4',
+};
+
+let db: TestDatabase;
+let config: Config;
+/** Two API processes' worth of API on one database, as behind a load balancer. */
+let first: TestApi;
+let second: TestApi;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  config = testConfig(db.url, LIMITS);
+  first = await startTestApi(config, db.sql);
+  second = await startTestApi(config, db.sql);
+});
+
+afterAll(async () => {
+  await first.close();
+  await second.close();
+  await db.drop();
+});
+
+interface Answer {
+  status: number;
+  retryAfter: string | null;
+  contentType: string;
+  body: string;
+}
+
+let addresses = 0;
+
+/** A client address of its own (TEST-NET-3), as a reverse proxy on loopback reports it. */
+function newAddress(): string {
+  addresses += 1;
+  return `203.0.113.${String(addresses)}`;
+}
+
+async function send(
+  api: TestApi,
+  path: string,
+  options: { from: string; key?: string; headers?: Record<string, string> },
+): Promise<Answer> {
+  const response = await fetch(`${api.url}${path}`, {
+    headers: {
+      'x-forwarded-for': options.from,
+      ...(options.key === undefined ? {} : bearer(options.key)),
+      ...options.headers,
+    },
+    redirect: 'manual',
+  });
+  return {
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    contentType: response.headers.get('content-type') ?? '',
+    body: await response.text(),
+  };
+}
+
+/** A key that has the right shape but belongs to no one: it costs a lookup. */
+const wrongKey = () => `gk_test_${randomBytes(24).toString('base64url')}`;
+
+function expectRateLimited(answer: Answer): void {
+  expect(answer.status).toBe(429);
+  const seconds = Number(answer.retryAfter);
+  expect(Number.isInteger(seconds)).toBe(true);
+  expect(seconds).toBeGreaterThanOrEqual(1);
+  expect(seconds).toBeLessThanOrEqual(60);
+  expect(JSON.parse(answer.body)).toEqual({
+    error: { code: 'rate_limited', message: expect.any(String), retryable: true },
+  });
+}
+
+describe('failed authentications per client address', () => {
+  it('answers 429 rate_limited with Retry-After once an address passes its limit', async () => {
+    const from = newAddress();
+    for (let i = 0; i < 5; i += 1) {
+      expect((await send(first, '/v1/funded-access', { from, key: wrongKey() })).status).toBe(401);
+    }
+    expectRateLimited(await send(first, '/v1/funded-access', { from, key: wrongKey() }));
+    // Every kind of failure counts, a missing key included, and stays refused.
+    expectRateLimited(await send(first, '/v1/funded-access', { from }));
+    expectRateLimited(await send(first, '/v1/proxy/acme/tasks', { from, key: 'not-a-key' }));
+  });
+
+  it('still serves a valid key from that address, and other addresses', async () => {
+    const from = newAddress();
+    const key = await createTestKey(db.sql, { env: 'test', access: 'full', audience: 'business' });
+    for (let i = 0; i < 6; i += 1) await send(first, '/v1/funded-access', { from });
+    expectRateLimited(await send(first, '/v1/funded-access', { from }));
+    expect((await send(first, '/v1/funded-access', { from, key: key.key })).status).toBe(200);
+    expect((await send(first, '/v1/funded-access', { from: newAddress() })).status).toBe(401);
+  });
+
+  it('shares the count between API processes on one database', async () => {
+    const from = newAddress();
+    for (const api of [first, second, first, second, second]) {
+      expect((await send(api, '/v1/funded-access', { from, key: wrongKey() })).status).toBe(401);
+    }
+    expectRateLimited(await send(first, '/v1/funded-access', { from, key: wrongKey() }));
+    expectRateLimited(await send(second, '/v1/funded-access', { from, key: wrongKey() }));
+  });
+
+  it('counts an IPv6 client by its /64, so that rotating addresses in it does not help', async () => {
+    const prefix = `2001:db8:${randomBytes(2).toString('hex')}:1`;
+    for (let i = 1; i <= 5; i += 1) {
+      const from = `${prefix}::${String(i)}`;
+      expect((await send(second, '/v1/funded-access', { from })).status).toBe(401);
+    }
+    expectRateLimited(await send(second, '/v1/funded-access', { from: `${prefix}::ffff` }));
+  });
+});
+
+describe('requests per API key', () => {
+  let busy: TestKey;
+  let other: TestKey;
+
+  beforeAll(async () => {
+    busy = await createTestKey(db.sql, { env: 'test', access: 'full', audience: 'business' });
+    other = await createTestKey(db.sql, { env: 'test', access: 'full', audience: 'business' });
+  });
+
+  it('refuses a key past its limit, across processes, and leaves other keys alone', async () => {
+    const from = newAddress();
+    for (let i = 0; i < 12; i += 1) {
+      const api = i % 2 === 0 ? first : second;
+      expect((await send(api, '/v1/funded-access', { from, key: busy.key })).status).toBe(200);
+    }
+    expectRateLimited(await send(first, '/v1/funded-access', { from, key: busy.key }));
+    expectRateLimited(await send(second, '/v1/funded-access', { from, key: busy.key }));
+    // The same address, another key: unaffected.
+    expect((await send(second, '/v1/funded-access', { from, key: other.key })).status).toBe(200);
+    // Counted by key id: the key itself is never stored.
+    const rows = await db.sql<{ key: string; points: number }[]>`
+      select key, points from rate_limits where key like 'key:%'`;
+    expect(rows).toContainEqual({ key: `key:${busy.id}`, points: 14 });
+    expect(JSON.stringify(rows)).not.toContain(busy.key);
+  });
+});
+
+describe('hosted pages per client address', () => {
+  it('limits the connect and approval pages together, whatever the case of the path', async () => {
+    const from = newAddress();
+    const token = () => randomBytes(32).toString('base64url');
+    const html = { accept: 'text/html' };
+    for (const path of ['/connect/', '/CONNECT/', '/approvals/review/', '/Approvals/Review/']) {
+      const answer = await send(first, `${path}${token()}`, { from, headers: html });
+      expect(answer.status).toBe(404);
+    }
+    const page = await send(second, `/connect/${token()}`, { from, headers: html });
+    expect(page.status).toBe(429);
+    expect(Number(page.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(page.contentType).toMatch(/^text\/html/);
+    expect(page.body).toContain('rate_limited');
+    expectRateLimited(await send(first, `/approvals/review/${token()}`, { from }));
+    // Another address still reaches the page.
+    expect((await send(first, `/connect/${token()}`, { from: newAddress() })).status).toBe(404);
+  });
+});
+
+describe('RATE_LIMIT_ENABLED=false', () => {
+  it('limits nothing', async () => {
+    const api = await startTestApi(
+      testConfig(db.url, { ...LIMITS, RATE_LIMIT_ENABLED: 'false' }),
+      db.sql,
+    );
+    try {
+      const from = newAddress();
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i += 1) {
+        statuses.push((await send(api, '/v1/funded-access', { from })).status);
+        statuses.push((await send(api, `/connect/${String(i)}`, { from })).status);
+      }
+      expect(new Set(statuses)).toEqual(new Set([401, 404]));
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('with Postgres frozen or gone', () => {
+  it('limits in the process alone, within its time bound, and never answers 500', async () => {
+    const isolated = await createTestDatabase();
+    const direct = new URL(isolated.url);
+    const proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port) });
+    const proxied = new URL(isolated.url);
+    proxied.host = `${proxy.host}:${String(proxy.port)}`;
+    const sql = createSql(proxied.toString(), {
+      max: 2,
+      connectTimeoutMs: 1000,
+      statementTimeoutMs: 1000,
+      idleInTransactionTimeoutMs: 1000,
+    });
+    const api = await startTestApi(
+      testConfig(isolated.url, { ...LIMITS, RATE_LIMIT_TIMEOUT_MS: '300' }),
+      sql,
+    );
+    try {
+      const frozen = newAddress();
+      expect((await send(api, '/v1/funded-access', { from: frozen })).status).toBe(401);
+      proxy.pause();
+      const started = Date.now();
+      // A key of the wrong shape is refused without a lookup: only the limiter needs Postgres.
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i += 1) {
+        statuses.push((await send(api, '/v1/funded-access', { from: frozen })).status);
+      }
+      // Each request waited for the limiter at most its bound (300 ms), not for Postgres.
+      expect(Date.now() - started).toBeLessThan(6 * 300 + 1500);
+      // The first failure was counted in Postgres; the rest in this process: 5 + 1 refused.
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+      expect(api.logs.some((line) => line.includes('rate limiter store'))).toBe(true);
+
+      await proxy.close();
+      const gone = newAddress();
+      const answers: number[] = [];
+      for (let i = 0; i < 6; i += 1) {
+        answers.push((await send(api, '/v1/funded-access', { from: gone })).status);
+      }
+      expect(answers).toEqual([401, 401, 401, 401, 401, 429]);
+    } finally {
+      await api.close();
+      await sql.end({ timeout: 1 });
+      await proxy.close();
+      await isolated.drop();
+    }
+  }, 60_000);
+});
