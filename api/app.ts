@@ -1,19 +1,24 @@
 import type { Client } from '@temporalio/client';
 import express, { type Express } from 'express';
+import { APPROVAL_PAGE_PATH } from '../activities/approvals/link-token.js';
 import type { Config } from '../infra/config.js';
 import type { Sql } from '../infra/database/client.js';
 import type { Logger } from '../infra/logger.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFound } from './http/errors-middleware.js';
 import { idempotency } from './http/idempotency.js';
-import { shallowBody } from './http/validate.js';
+import { jsonBody } from './http/json-body.js';
+import { rateLimiting } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
+import { responseHeaders } from './http/response-headers.js';
 import { traceId } from './http/trace-id.js';
+import { wellFormedQuery } from './http/well-formed-query.js';
 import { actionRoutes } from './routes/actions.js';
 import { approvalPageRoutes } from './routes/approval-page.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
 import { authConfigRoutes } from './routes/auth-configs.js';
+import { codecRoutes } from './routes/codec.js';
 import { connectFlowRoutes } from './routes/connect-flow.js';
 import { connectLinkRoutes } from './routes/connect-links.js';
 import { connectSettingsRoutes } from './routes/connect-settings.js';
@@ -22,6 +27,8 @@ import { docsRoutes } from './routes/docs.js';
 import { fundedAccessRoutes } from './routes/funded-access.js';
 import { healthRoutes } from './routes/health.js';
 import { mcpOAuthClientRoutes } from './routes/mcp-oauth-clients.js';
+import { mcpSessionRoutes } from './routes/mcp-sessions.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { policyRoutes } from './routes/policies.js';
 import { proxyRoutes } from './routes/proxy.js';
 import { usersRoutes } from './routes/users.js';
@@ -43,25 +50,28 @@ export function createApp(deps: ApiDeps): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'simple');
+  const limits = rateLimiting({ limits: deps.config.rateLimits, sql: deps.sql });
 
   app.use(traceId);
+  app.use(responseHeaders);
   app.use(requestLog(deps.logger));
   // The proxy reads its body as raw bytes for the app, so it comes before the JSON parser.
-  app.use('/v1/proxy', authenticate(deps.sql), proxyRoutes(deps));
-  app.use(
-    express.json({
-      limit: deps.config.api.bodyLimitBytes,
-      type: ['application/json', 'application/*+json'],
-    }),
-    shallowBody,
-  );
+  app.use('/v1/proxy', limits.authenticate(authenticate(deps.sql)), proxyRoutes(deps));
+  app.use(codecRoutes(deps)); // the Temporal UI's codec: full keys only, its own body limit
+  // Hosted pages read no query; the JSON API refuses one that does not decode (well-formed-query.ts).
+  app.use('/v1', wellFormedQuery);
+  // MCP parses its own body, so its failures can be JSON-RPC errors; it has its own keys.
+  app.use(mcpRoutes(deps));
+  app.use(jsonBody({ limitBytes: deps.config.api.bodyLimitBytes }));
 
   app.use(healthRoutes(deps));
   app.use(docsRoutes({ publicUrl: deps.config.api.publicUrl }));
+  // Matched case-insensitively, as the routes behind it are.
+  app.use(['/connect', APPROVAL_PAGE_PATH], limits.pages);
   app.use(connectFlowRoutes(deps));
   app.use(approvalPageRoutes(deps));
 
-  app.use('/v1', authenticate(deps.sql));
+  app.use('/v1', limits.authenticate(authenticate(deps.sql)));
   app.use(idempotency(deps.sql, deps.config.encryption));
   app.use(fundedAccessRoutes(deps));
   app.use(mcpOAuthClientRoutes(deps));
@@ -73,6 +83,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(policyRoutes(deps));
   app.use(webhookEndpointRoutes(deps));
   app.use(actionRoutes(deps));
+  app.use(mcpSessionRoutes(deps));
   app.use(approvalRoutes(deps));
   app.use(auditRoutes(deps));
 

@@ -49,6 +49,17 @@ const schema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** How long opening a connection (TCP, TLS, authentication) may take. */
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5000),
+  /** Postgres `statement_timeout`: one statement, lock waits included. */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
+  /** Postgres `idle_in_transaction_session_timeout`: a transaction left waiting on its client. */
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(5000),
 
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -57,6 +68,9 @@ const schema = z.object({
   TEMPORAL_TLS_CERT_PATH: z.string().min(1).optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
   TEMPORAL_API_KEY: z.string().min(1).optional(),
+  /** How long a request waits for Temporal to take its call or decision; one not taken by then
+   * is refused by the workflow, never applied later (issue 11). */
+  REQUEST_DEADLINE_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
 
   API_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port.default(3000),
@@ -81,6 +95,15 @@ const schema = z.object({
   /** Where `approval.decided` webhooks may not go: loopback and private addresses are refused
    * unless this is true (local development and tests). */
   WEBHOOK_ALLOW_PRIVATE: z.stringbool().default(false),
+  /** The longest lifetime a backend may give an MCP session it mints (issue 13); default 30 days. */
+  MCP_SESSION_MAX_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(365 * 24 * 3600)
+    .default(30 * 24 * 3600),
+  /** How many tools one `tools/list` page holds; the rest follow by cursor. */
+  MCP_TOOLS_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
 
   /** Encrypts tokens and client secrets at rest (AES-256-GCM). */
   ENCRYPTION_KEY: base64Key,
@@ -103,13 +126,65 @@ const schema = z.object({
   /** The operator's own OAuth clients, used under funded access: `{"acme":{"clientId":…,"clientSecret":…}}`. */
   PLATFORM_OAUTH_CLIENTS: json(platformClients).default({}),
 
+  /** Rate limits (issue 12), counted in Postgres so that they hold across API processes. */
+  RATE_LIMIT_ENABLED: z.stringbool().default(true),
+  /** Requests one API key may make per minute; generous, so `npm run bench` never meets it. */
+  RATE_LIMIT_PER_KEY_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(6000),
+  /** Requests with a wrong or missing key one client address may make per minute. */
+  RATE_LIMIT_FAILED_AUTH_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  /** Requests to the hosted connect and approval pages one client address may make per minute. */
+  RATE_LIMIT_PAGES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
+  /** How long a request waits for the shared count before it is counted in the process alone. */
+  RATE_LIMIT_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(500),
+
   LOG_LEVEL: logLevel.default('info'),
 });
 
 export type RawConfig = z.infer<typeof schema>;
 
+/** Bounds on every wait for Postgres (infra/database/client.ts). */
+export interface DatabaseTimeouts {
+  connectTimeoutMs: number;
+  statementTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+}
+
+/** Bounds on a request's wait for Temporal (api/temporal/call-workflows.ts). */
+export interface RequestLimits {
+  /** REQUEST_DEADLINE_MS: a call or decision that Temporal has not taken by then never applies. */
+  deadlineMs: number;
+  /** How long a taken call may still take to answer: the app's time, with a refresh and one
+   * retry after a 401 (twice UPSTREAM_TIMEOUT_MS), plus the bookkeeping around it. */
+  callAnswerMs: number;
+}
+
+export function requestLimits(deadlineMs: number, upstreamTimeoutMs: number): RequestLimits {
+  return { deadlineMs, callAnswerMs: 2 * upstreamTimeoutMs + 30_000 };
+}
+
+/** What applies where a process builds its clients without the configuration at hand. */
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
+  connectTimeoutMs: schema.shape.DATABASE_CONNECT_TIMEOUT_MS.parse(undefined),
+  statementTimeoutMs: schema.shape.DATABASE_STATEMENT_TIMEOUT_MS.parse(undefined),
+  idleInTransactionTimeoutMs: schema.shape.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS.parse(undefined),
+};
+export const DEFAULT_REQUEST_LIMITS: RequestLimits = requestLimits(
+  schema.shape.REQUEST_DEADLINE_MS.parse(undefined),
+  schema.shape.UPSTREAM_TIMEOUT_MS.parse(undefined),
+);
+
+/** Limits per minute, and the bound on asking Postgres for the shared count (api/http/rate-limit.ts). */
+export interface RateLimits {
+  enabled: boolean;
+  perKeyPerMinute: number;
+  failedAuthPerMinute: number;
+  pagesPerMinute: number;
+  timeoutMs: number;
+}
+
 export interface Config {
-  database: { url: string; poolSize: number };
+  database: { url: string; poolSize: number; timeouts: DatabaseTimeouts };
+  requests: RequestLimits;
   temporal: {
     address: string;
     namespace: string;
@@ -123,11 +198,13 @@ export interface Config {
   upstream: { timeoutMs: number };
   approvals: { retryWindowSeconds: number };
   webhooks: { allowPrivate: boolean };
+  mcp: { sessionMaxTtlSeconds: number; toolsPageSize: number };
   encryption: Keyring;
   apps: {
     urls: Record<string, { oauth?: string; api?: string }>;
     platformClients: Record<string, { clientId: string; clientSecret: string }>;
   };
+  rateLimits: RateLimits;
   logLevel: z.infer<typeof logLevel>;
 }
 
@@ -157,7 +234,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ]);
   }
   return {
-    database: { url: c.DATABASE_URL, poolSize: c.DATABASE_POOL_SIZE },
+    database: {
+      url: c.DATABASE_URL,
+      poolSize: c.DATABASE_POOL_SIZE,
+      timeouts: {
+        connectTimeoutMs: c.DATABASE_CONNECT_TIMEOUT_MS,
+        statementTimeoutMs: c.DATABASE_STATEMENT_TIMEOUT_MS,
+        idleInTransactionTimeoutMs: c.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      },
+    },
+    requests: requestLimits(c.REQUEST_DEADLINE_MS, c.UPSTREAM_TIMEOUT_MS),
     temporal: {
       address: c.TEMPORAL_ADDRESS,
       namespace: c.TEMPORAL_NAMESPACE,
@@ -176,6 +262,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstream: { timeoutMs: c.UPSTREAM_TIMEOUT_MS },
     approvals: { retryWindowSeconds: c.APPROVED_RETRY_WINDOW_SECONDS },
     webhooks: { allowPrivate: c.WEBHOOK_ALLOW_PRIVATE },
+    mcp: {
+      sessionMaxTtlSeconds: c.MCP_SESSION_MAX_TTL_SECONDS,
+      toolsPageSize: c.MCP_TOOLS_PAGE_SIZE,
+    },
     encryption: {
       current: { id: c.ENCRYPTION_KEY_ID, key: Buffer.from(c.ENCRYPTION_KEY, 'base64') },
       previous: Object.fromEntries(
@@ -196,6 +286,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ]),
       ),
       platformClients: c.PLATFORM_OAUTH_CLIENTS,
+    },
+    rateLimits: {
+      enabled: c.RATE_LIMIT_ENABLED,
+      perKeyPerMinute: c.RATE_LIMIT_PER_KEY_PER_MINUTE,
+      failedAuthPerMinute: c.RATE_LIMIT_FAILED_AUTH_PER_MINUTE,
+      pagesPerMinute: c.RATE_LIMIT_PAGES_PER_MINUTE,
+      timeoutMs: c.RATE_LIMIT_TIMEOUT_MS,
     },
     logLevel: c.LOG_LEVEL,
   };

@@ -9,10 +9,26 @@ import { ApiError } from '../errors.js';
 import type { CallWorkflows } from '../temporal/call-workflows.js';
 
 /**
- * Turns a call workflow's answer into the HTTP response. Errors go through the one envelope
- * mapping; `connection_expired` gains its reconnect URL here, so link tokens never pass through
- * Temporal.
+ * The envelope error of a call workflow's error answer. `connection_expired` gains its reconnect
+ * URL here, so link tokens never pass through Temporal.
  */
+export async function callAnswerError(
+  answer: Extract<CallAnswer, { kind: 'error' }>,
+  deps: { sql: Sql; config: Config; environmentId: string },
+): Promise<ApiError> {
+  const extra = { ...answer.extra };
+  const headers: Record<string, string> = {};
+  if (answer.code === 'connection_expired' && typeof extra.connection_id === 'string') {
+    const connection = await findConnection(deps.sql, deps.environmentId, extra.connection_id);
+    if (connection?.status === 'expired') {
+      return connectionExpiredError(deps.sql, deps.config, connection);
+    }
+  }
+  if (typeof extra.retry_after === 'string') headers['Retry-After'] = extra.retry_after;
+  return new ApiError(answer.code, answer.message, extra, headers);
+}
+
+/** Turns a call workflow's answer into the HTTP response; errors go through the one envelope. */
 async function sendCallAnswer(
   res: Response,
   answer: CallAnswer,
@@ -25,31 +41,30 @@ async function sendCallAnswer(
     case 'passthrough':
       res.status(answer.status).set(answer.headers).send(Buffer.from(answer.bodyBase64, 'base64'));
       return;
-    case 'error': {
-      const extra = { ...answer.extra };
-      const headers: Record<string, string> = {};
-      if (answer.code === 'connection_expired' && typeof extra.connection_id === 'string') {
-        const connection = await findConnection(deps.sql, deps.environmentId, extra.connection_id);
-        if (connection?.status === 'expired') {
-          throw await connectionExpiredError(deps.sql, deps.config, connection);
-        }
-      }
-      if (typeof extra.retry_after === 'string') headers['Retry-After'] = extra.retry_after;
-      throw new ApiError(answer.code, answer.message, extra, headers);
-    }
+    case 'error':
+      throw await callAnswerError(answer, deps);
   }
 }
 
 /**
- * Runs the call through its workflow and answers the HTTP request with the outcome. The
- * request's id (UUIDv7) is the Update id and the audit event id (see CallTicket).
+ * Runs the call through its workflow. The request's id (UUIDv7) is the Update id and the audit
+ * event id (see CallTicket).
  */
+export function answerCall(
+  calls: CallWorkflows,
+  call: CallRequest,
+  traceId: string,
+): Promise<CallAnswer> {
+  return calls.run(call, { requestId: uuidv7(), traceId });
+}
+
+/** Runs the call through its workflow and answers the HTTP request with the outcome. */
 export async function runCall(
   res: Response,
   calls: CallWorkflows,
   call: CallRequest,
   deps: { sql: Sql; config: Config },
 ): Promise<void> {
-  const answer = await calls.run(call, { requestId: uuidv7(), traceId: res.locals.traceId });
+  const answer = await answerCall(calls, call, res.locals.traceId);
   await sendCallAnswer(res, answer, { ...deps, environmentId: call.environmentId });
 }

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import type { CallRequest, CallTargetInput } from '../../workflows/call-types.js';
+import type { Caller } from '../../activities/db/api-keys.js';
+import type { CallRequest, CallTargetInput, Via } from '../../workflows/call-types.js';
 import { callerOf } from '../http/authorize.js';
 import { parse } from '../http/validate.js';
 import { callFingerprint } from './fingerprint.js';
@@ -27,24 +28,40 @@ export function callRequestOf(
   target: CallTargetInput,
   settings: { retryWindowSeconds: number },
 ): CallRequest {
-  const caller = callerOf(res);
   const headers = parse(
     callHeaders,
     { 'Idempotency-Key': req.get('idempotency-key'), 'gatehouse-via': req.get('gatehouse-via') },
     'header',
   );
+  return callRequestFor(callerOf(res), userExternalId, target, settings, {
+    via: headers['gatehouse-via'] ?? 'api',
+    idempotencyKey: headers['Idempotency-Key'],
+  });
+}
+
+/**
+ * The CallRequest of a caller's call however it arrived (a run, an MCP tool call): the same
+ * fingerprint for the same call, so a retry by either route meets the same workflow.
+ */
+export function callRequestFor(
+  caller: Caller,
+  userExternalId: string,
+  target: CallTargetInput,
+  settings: { retryWindowSeconds: number },
+  arrival: { via: Via; idempotencyKey?: string | undefined },
+): CallRequest {
   return {
     environmentId: caller.environmentId,
     environmentName: caller.environmentName,
     agentId: caller.agentId,
     userExternalId,
-    via: headers['gatehouse-via'] ?? 'api',
+    via: arrival.via,
     fingerprint: callFingerprint({
       environmentId: caller.environmentId,
       agentId: caller.agentId,
       userExternalId,
       target,
-      idempotencyKey: headers['Idempotency-Key'],
+      idempotencyKey: arrival.idempotencyKey,
     }),
     target,
     retryWindowSeconds: settings.retryWindowSeconds,

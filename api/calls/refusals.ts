@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { v7 as uuidv7 } from 'uuid';
 import { insertAuditEvents } from '../../activities/db/audit-events.js';
 import type { Sql } from '../../infra/database/client.js';
+import type { Via } from '../../workflows/call-types.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
 import { ApiError, type Issue } from '../errors.js';
 
@@ -15,6 +16,8 @@ export interface RefusedCall {
   userExternalId: string | null;
   /** What was asked, as sent (audit `request`): input or proxy target, never a credential. */
   request: Record<string, unknown>;
+  /** How the call came, where the route knows it (MCP); else read from `Gatehouse-Via`. */
+  via?: Via;
 }
 
 /** Reasons are read by people: one line, not a whole list of a thousand unknown fields. */
@@ -58,7 +61,7 @@ export async function refusable<T>(
     const caller = res.locals.caller;
     if (error instanceof ApiError && caller) {
       const refused = describe();
-      const via = req.get('gatehouse-via') === 'mcp' ? 'mcp' : 'api';
+      const via = refused.via ?? (req.get('gatehouse-via') === 'mcp' ? 'mcp' : 'api');
       // A refused call changed nothing, so a failed audit write must not turn the refusal into a
       // 500 that invites a retry: the refusal is answered, and the failure logged.
       await insertAuditEvents(deps.sql, [

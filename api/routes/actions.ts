@@ -2,15 +2,16 @@ import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { findAction, listActions, type ActionDefinition } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
+import { inputJsonSchema, validInput } from '../calls/action-input.js';
 import { callHeaders, callRequestOf } from '../calls/call-context.js';
 import { runCall } from '../calls/call-answer.js';
 import { refusable, type RefusedCall } from '../calls/refusals.js';
-import { InvalidRequestError, NotFoundError, type Issue } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import { authorize, callerOf, checkAccess } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
-import { CallWorkflows } from '../temporal/call-workflows.js';
+import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
 const listQuery = z.strictObject({ app: z.string().min(1).max(100).optional() });
 const actionParam = z.strictObject({ action: z.string().min(3).max(200) });
@@ -79,23 +80,6 @@ registerConnectedUserOperation({
   errors: [400, 401, 403, 404, 409, 413, 429, 500, 503, 504],
 });
 
-/** The action's own schema, its issues named under `input.` as the caller sent them. */
-function validInput(action: ActionDefinition, input: Record<string, unknown>): unknown {
-  const result = action.input.safeParse(input);
-  if (result.success) return result.data;
-  const issues: Issue[] = result.error.issues.flatMap((issue) => {
-    const base = ['input', ...issue.path.map(String)].join('.');
-    return issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => ({ path: `${base}.${key}`, message: 'unknown field' }))
-      : [{ path: base, message: issue.message }];
-  });
-  const first = issues[0];
-  throw new InvalidRequestError(
-    `Invalid input for ${action.app}.${action.name}${first ? ` (${first.path}: ${first.message})` : ''}.`,
-    issues,
-  );
-}
-
 /** A refused run as far as its request tells: the action and user as asked, and the input. */
 function refusedRun(req: Request): RefusedCall {
   const asked = typeof req.params.action === 'string' ? req.params.action : '';
@@ -125,7 +109,7 @@ function summary(action: ActionDefinition) {
 /** SPEC.md §4.1 `GET /v1/actions`, and each action's input schema (the same zod that validates runs). */
 export function actionRoutes(deps: ApiDeps): Router {
   const router = Router();
-  const calls = new CallWorkflows(deps.temporal, deps.sql, deps.config.temporal.taskQueue);
+  const calls = callWorkflowsFor(deps);
   router.get('/v1/actions', authorize({ operation: 'read' }), (req, res) => {
     const query = parse(listQuery, req.query, 'query');
     res.json({ data: listActions(query.app).map(summary) });
@@ -137,7 +121,7 @@ export function actionRoutes(deps: ApiDeps): Router {
     res.json({
       ...summary(action),
       app: action.app,
-      input_schema: z.toJSONSchema(action.input, { target: 'draft-2020-12', io: 'input' }),
+      input_schema: inputJsonSchema(action),
     });
   });
   router.post('/v1/actions/:action/run', async (req, res) => {

@@ -26,7 +26,7 @@ import { brandingOf } from '../connect/link-check.js';
 import { DEFAULT_BRANDING, type ConnectBranding } from '../connect/pages/index.js';
 import { sendPage } from '../connect/respond.js';
 import { ConflictError, InsufficientAccessError, NotFoundError } from '../errors.js';
-import { CallWorkflows } from '../temporal/call-workflows.js';
+import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
 type Opened =
   | { link: ApprovalLink; approval: Approval; branding: ConnectBranding }
@@ -50,7 +50,7 @@ function problemPage(
  */
 export function approvalPageRoutes(deps: ApiDeps): Router {
   const router = Router();
-  const calls = new CallWorkflows(deps.temporal, deps.sql, deps.config.temporal.taskQueue);
+  const calls = callWorkflowsFor(deps);
   const publicOrigin = new URL(deps.config.api.publicUrl).origin;
   const pagePath = `${APPROVAL_PAGE_PATH}/:token`;
 

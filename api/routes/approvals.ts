@@ -5,13 +5,14 @@ import type { ApiDeps } from '../app.js';
 import { decideApproval, loadApproval, presentApproval } from '../approvals/decide.js';
 import { uuidString } from '../http/ids.js';
 import { authorize, callerOf, checkAccess } from '../http/authorize.js';
+import { externalUserId } from '../http/external-user-id.js';
 import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { parse } from '../http/validate.js';
 import {
   registerConnectedUserOperation,
   registerManagementOperation,
 } from '../openapi/registry.js';
-import { CallWorkflows } from '../temporal/call-workflows.js';
+import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
 const approvalParam = z.strictObject({ id: uuidString() });
 const managementParam = z.strictObject({ approvalId: uuidString() });
@@ -107,7 +108,7 @@ const filters = {
     .max(200)
     .optional()
     .meta({ description: 'The agent whose call is held' }),
-  user: z.string().min(1).max(255).optional().meta({ description: "A user's external id" }),
+  user: externalUserId.optional().meta({ description: "A user's external id" }),
   action: z
     .string()
     .min(1)
@@ -197,7 +198,7 @@ registerManagementOperation({
  */
 export function approvalRoutes(deps: ApiDeps): Router {
   const router = Router();
-  const calls = new CallWorkflows(deps.temporal, deps.sql, deps.config.temporal.taskQueue);
+  const calls = callWorkflowsFor(deps);
 
   const decide = (res: Response, approvalId: string, decision: 'approve' | 'reject') => {
     const caller = callerOf(res);

@@ -20,7 +20,7 @@ import {
   revokedSchema,
   tokenExportSchema,
 } from '../presenters/connections.js';
-import { ConnectionWorkflows } from '../temporal/connection-workflows.js';
+import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
 
 const connectionPath = z.strictObject({ id: uuidString() });
 
@@ -75,7 +75,7 @@ registerConnectedUserOperation({
 /** SPEC.md §4.1 connections: read, revoke, export, refresh and reconnect. */
 export function connectionsRoutes(deps: ApiDeps): Router {
   const router = Router();
-  const workflows = new ConnectionWorkflows(deps.temporal, deps.config.temporal.taskQueue);
+  const workflows = connectionWorkflowsFor(deps);
 
   // An id that is no UUID names no connection: 404, like an unknown or another environment's.
   async function connectionOf(caller: Caller, id: unknown): Promise<Connection> {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { CallRequest } from '../../workflows/call-types.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import { scopeOfMethod } from '../../workflows/policy.js';
+import { connectionListed } from '../../workflows/upstream-answer.js';
 import type { ApiDeps } from '../app.js';
 import { callHeaders, callRequestOf } from '../calls/call-context.js';
 import { runCall } from '../calls/call-answer.js';
@@ -12,7 +13,7 @@ import { callerOf, checkAccess } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
-import { CallWorkflows } from '../temporal/call-workflows.js';
+import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
 const PREFIX = '/v1/proxy/';
 
@@ -48,6 +49,7 @@ const NOT_FORWARDED = new Set([
   'cookie',
   'host',
   'connection',
+  'proxy-connection',
   'keep-alive',
   'proxy-authorization',
   'te',
@@ -55,6 +57,9 @@ const NOT_FORWARDED = new Set([
   'transfer-encoding',
   'upgrade',
   'content-length',
+  // The body parser undoes a gzip, deflate or br body (the approver sees, and the app gets, the
+  // plain bytes), so its label must not reach the app; other encodings are refused with 415.
+  'content-encoding',
   'accept-encoding',
   'expect',
   'forwarded',
@@ -70,8 +75,12 @@ const NOT_FORWARDED = new Set([
 
 function forwardedHeaders(req: Request): Record<string, string> {
   const headers: Record<string, string> = {};
+  // Headers the caller names in `Connection` (or the legacy `Proxy-Connection`) are for this hop
+  // only (RFC 9110 §7.6.1).
+  const hopByHop = connectionListed(req.get('connection'));
+  for (const name of connectionListed(req.get('proxy-connection'))) hopByHop.add(name);
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || NOT_FORWARDED.has(name)) continue;
+    if (value === undefined || NOT_FORWARDED.has(name) || hopByHop.has(name)) continue;
     if (name.startsWith('gatehouse-') || name.startsWith('x-forwarded-')) continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
@@ -190,7 +199,7 @@ function proxyCall(
  */
 export function proxyRoutes(deps: ApiDeps): Router {
   const router = Router();
-  const calls = new CallWorkflows(deps.temporal, deps.sql, deps.config.temporal.taskQueue);
+  const calls = callWorkflowsFor(deps);
   // Every refusal up to the call's start is audited (SPEC.md §1); the key's access is checked
   // before the body is read.
   router.use(

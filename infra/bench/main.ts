@@ -61,6 +61,7 @@ function table(results: Results): string {
     rows.push([name, m.requests, m.errors, m.p50, m.p90, m.p99, m.max, m.throughput]);
   add('direct (demo app)', results.direct);
   add('action, allowed', results.action);
+  add('MCP tools/call, allowed', results.mcp);
   add('proxy, allowed', results.proxy);
   add('approval round trip', results.approvalRoundTrip);
   for (const t of results.throughput) add(`throughput c=${String(t.concurrency)}`, t);
@@ -108,6 +109,7 @@ async function main(): Promise<void> {
     ratios: {
       actionOverDirectP50: ratio(results.action.p50, results.direct.p50),
       proxyOverDirectP50: ratio(results.proxy.p50, results.direct.p50),
+      mcpOverDirectP50: ratio(results.mcp.p50, results.direct.p50),
       actionOverheadP50Ms: Math.round((results.action.p50 - results.direct.p50) * 1000) / 1000,
       proxyOverheadP50Ms: Math.round((results.proxy.p50 - results.direct.p50) * 1000) / 1000,
     },
@@ -121,7 +123,8 @@ async function main(): Promise<void> {
   process.stdout.write(
     `action p50 / direct p50 = ${String(report.ratios.actionOverDirectP50)} ` +
       `(+${String(report.ratios.actionOverheadP50Ms)} ms); proxy p50 / direct p50 = ` +
-      `${String(report.ratios.proxyOverDirectP50)} (+${String(report.ratios.proxyOverheadP50Ms)} ms)\n`,
+      `${String(report.ratios.proxyOverDirectP50)} (+${String(report.ratios.proxyOverheadP50Ms)} ms); ` +
+      `MCP p50 / direct p50 = ${String(report.ratios.mcpOverDirectP50)}\n`,
   );
   process.stdout.write(
     `${String(report.machine.cores)} cores, ${report.machine.cpu}; written to ${path.relative(repoRoot, file)}\n`,

@@ -15,6 +15,8 @@ export interface Settings {
 export interface Results {
   direct: Measurement;
   action: Measurement;
+  /** The same allowed read as `action`, as an MCP client sends it: `tools/call` (issue 13). */
+  mcp: Measurement;
   proxy: Measurement;
   approvalRoundTrip: Measurement;
   throughput: (Measurement & { concurrency: number })[];
@@ -44,6 +46,43 @@ function client(stack: BenchStack) {
       });
       await response.arrayBuffer();
       return response.status;
+    },
+    /** An MCP session for the user, minted as a backend would for its agent. */
+    async mcpSession(): Promise<string> {
+      const response = await fetch(`${stack.apiUrl}/v1/mcp/sessions`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ user: stack.user }),
+      });
+      const { url } = (await response.json()) as { url: string };
+      return url;
+    },
+    /**
+     * One `tools/call` as any Streamable HTTP client posts it. The server is stateless, so no
+     * `initialize` is needed per call; the Idempotency-Key makes each call a whole workflow, as
+     * for the runs.
+     */
+    async mcpRead(url: string, id: number): Promise<boolean> {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          'idempotency-key': randomUUID(),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'acme__list_tasks', arguments: {} },
+        }),
+      });
+      // One SSE event carries the result: `data: {"jsonrpc":"2.0","id":…,"result":…}`.
+      const data = /^data: (.+)$/m.exec(await response.text())?.[1];
+      if (response.status !== 200 || data === undefined) return false;
+      const message = JSON.parse(data) as { result?: { structuredContent?: { ok?: unknown } } };
+      return message.result?.structuredContent?.ok === true;
     },
     async proxy(): Promise<boolean> {
       const response = await fetch(`${stack.apiUrl}/v1/proxy/acme/tasks`, {
@@ -83,16 +122,20 @@ export async function runScenarios(
 ): Promise<Results> {
   const c = client(stack);
   const sequential = { concurrency: 1, count: settings.latencyRequests };
+  const mcpUrl = await c.mcpSession();
 
   progress('warming up');
   await measure(() => c.direct(), { concurrency: 4, count: settings.warmup });
   await measure(read(c), { concurrency: 4, count: settings.warmup });
   await measure(() => c.proxy(), { concurrency: 4, count: settings.warmup });
+  await measure((i) => c.mcpRead(mcpUrl, i), { concurrency: 4, count: settings.warmup });
 
   progress('direct: the demo app with a valid token');
   const direct = await measure(() => c.direct(), sequential);
   progress('action, allowed: POST /v1/actions/acme.list_tasks/run');
   const action = await measure(read(c), sequential);
+  progress('MCP, allowed: tools/call acme__list_tasks');
+  const mcp = await measure((i) => c.mcpRead(mcpUrl, i), sequential);
   progress('proxy, allowed: GET /v1/proxy/acme/tasks');
   const proxy = await measure(() => c.proxy(), sequential);
 
@@ -139,6 +182,7 @@ export async function runScenarios(
   return {
     direct,
     action,
+    mcp,
     proxy,
     approvalRoundTrip,
     throughput,

@@ -7,7 +7,7 @@ import { createAuthConfig } from '../../activities/db/auth-configs.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
 import { loadConfig, type Config } from '../config.js';
-import { createSql, type Sql } from '../database/client.js';
+import { createConfiguredSql, type Sql } from '../database/client.js';
 import { migrate } from '../database/migrate.js';
 import { startDemoApp, type DemoApp } from '../demo-app/index.js';
 import { walkConnectLink } from '../demo-app/scripted-connect.js';
@@ -83,7 +83,7 @@ export async function startBenchStack(options: { poolSize: number }): Promise<Be
     };
     const config = loadConfig(env);
     await migrate(config.database.url);
-    const sql = createSql(config.database.url, { max: config.database.poolSize });
+    const sql = createConfiguredSql(config.database);
     stops.push(() => sql.end({ timeout: 5 }));
 
     const client = { clientId: 'gatehouse-bench', clientSecret: randomBytes(16).toString('hex') };

@@ -6,7 +6,7 @@ import { startApiServer } from '../../api/server.js';
 import { createWorker } from '../../worker/worker.js';
 import { LOCAL_DATABASE, localPostgresDir } from '../cli/cli-database.js';
 import { loadConfig, type Config } from '../config.js';
-import { createSql, type Sql } from '../database/client.js';
+import { createConfiguredSql, type Sql } from '../database/client.js';
 import { migrate } from '../database/migrate.js';
 import { startDemoApp } from '../demo-app/index.js';
 import type { Logger } from '../logger.js';
@@ -125,24 +125,9 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
       databaseUrl = pg.url(LOCAL_DATABASE);
     }
 
-    let temporalAddress = process.env.TEMPORAL_ADDRESS;
-    let temporalUiUrl: string | null = null;
-    if (!temporalAddress) {
-      const server = await startTemporalDevServer({
-        cli: await resolveTemporalCli(),
-        port: ports.temporal,
-        uiPort: ports.temporalUi,
-        dbFile: path.join(dataDir, 'temporal.sqlite'),
-        namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
-        onLog: (line) => {
-          logger.info({ component: 'temporal' }, line);
-        },
-      });
-      stops.push(() => server.stop());
-      temporalAddress = server.address;
-      temporalUiUrl = server.uiUrl;
-    }
-
+    const ownTemporal = !process.env.TEMPORAL_ADDRESS;
+    const temporalAddress = process.env.TEMPORAL_ADDRESS ?? `127.0.0.1:${ports.temporal}`;
+    // The configuration comes before Temporal: its UI is told where the API's codec endpoint is.
     const config = loadConfig({
       ENCRYPTION_KEY: state.encryptionKey,
       // A local webhook receiver is the usual way to try `approval.decided` on one machine.
@@ -156,6 +141,23 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
       TEMPORAL_ADDRESS: temporalAddress,
       API_PORT: String(ports.api),
     });
+
+    let temporalUiUrl: string | null = null;
+    if (ownTemporal) {
+      const server = await startTemporalDevServer({
+        cli: await resolveTemporalCli(),
+        port: ports.temporal,
+        uiPort: ports.temporalUi,
+        dbFile: path.join(dataDir, 'temporal.sqlite'),
+        namespace: config.temporal.namespace,
+        codecEndpoint: `${config.api.publicUrl}/codec`,
+        onLog: (line) => {
+          logger.info({ component: 'temporal' }, line);
+        },
+      });
+      stops.push(() => server.stop());
+      temporalUiUrl = server.uiUrl;
+    }
 
     const demoApp = await startDemoApp({
       port: ports.demoApp,
@@ -172,7 +174,7 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
     stops.push(() => demoApp.stop());
 
     await migrate(config.database.url);
-    const sql = createSql(config.database.url, { max: config.database.poolSize });
+    const sql = createConfiguredSql(config.database);
     stops.push(() => sql.end({ timeout: 5 }));
     const keys = await seedDevelopment(sql, config, state);
 
@@ -187,7 +189,7 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
       await running;
     });
 
-    const temporal = await connectClient(config.temporal);
+    const temporal = await connectClient(config.temporal, config.encryption);
     stops.push(() => temporal.connection.close());
     const api = await startApiServer({ config, sql, temporal, logger });
     stops.push(() => api.close());

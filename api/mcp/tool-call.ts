@@ -1,0 +1,309 @@
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Request, Response } from 'express';
+import { GENERIC_APPROVER } from '../../activities/approvals/link-token.js';
+import { decisionLinks } from '../../activities/approvals/decision-links.js';
+import { upsertConnectedUser } from '../../activities/db/connected-users.js';
+import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
+import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
+import { findAction, findApp, type ActionDefinition } from '../../workflows/catalog/index.js';
+import type { ApiDeps } from '../app.js';
+import { validInput } from '../calls/action-input.js';
+import { answerCall, callAnswerError } from '../calls/call-answer.js';
+import { callHeaders, callRequestFor } from '../calls/call-context.js';
+import { refusable, type RefusedCall } from '../calls/refusals.js';
+import { newConnectLink } from '../connect/links.js';
+import { ApiError, NotFoundError } from '../errors.js';
+import { checkAccess } from '../http/authorize.js';
+import { parse } from '../http/validate.js';
+import type { CallWorkflows } from '../temporal/call-workflows.js';
+import type { McpPrincipal } from './principal.js';
+import { appAnswerResult, envelopeResult, toolResult } from './tool-results.js';
+import { actionNameOf, sessionAction, toolName } from './tools.js';
+import { offerByElicitation, type LinkOffer, type ToolCallExtra } from './url-elicitation.js';
+
+/** What one MCP request's tool calls share. */
+export interface ToolCallContext {
+  deps: ApiDeps;
+  calls: CallWorkflows;
+  principal: McpPrincipal;
+  /** The HTTP request carrying the tool call: its trace id, log and caller are the call's. */
+  req: Request;
+  res: Response;
+  /** From the client's `Mcp-Session-Id` (client-session.ts). */
+  urlElicitation: boolean;
+}
+
+const idempotencyHeader = callHeaders.pick({ 'Idempotency-Key': true });
+
+/** Audit names a tool call that never started by what it asked: capped, whole characters. */
+const MAX_ASKED_LENGTH = 200;
+
+function refusedToolCall(
+  principal: McpPrincipal,
+  tool: string,
+  args: Record<string, unknown> | undefined,
+): RefusedCall {
+  const asked = Array.from(actionNameOf(tool)).slice(0, MAX_ASKED_LENGTH).join('');
+  const action = findAction(asked);
+  return {
+    action: asked,
+    scope: action?.scope ?? null,
+    userExternalId: principal.userExternalId,
+    request: { tool: Array.from(tool).slice(0, MAX_ASKED_LENGTH).join(''), input: args ?? null },
+    via: 'mcp',
+  };
+}
+
+/** Issues name the field as the tool's arguments do: `title`, not the run's `input.title`. */
+function argumentsMessage(tool: string, error: ApiError): string {
+  const issues = Array.isArray(error.extra.issues)
+    ? (error.extra.issues as { path: string; message: string }[])
+    : [];
+  if (issues.length === 0) return error.message;
+  const named = issues.map(
+    (issue) => `${issue.path.replace(/^input\.?/, '') || '(arguments)'}: ${issue.message}`,
+  );
+  return `Invalid arguments for ${tool}: ${named.join('; ')}.`;
+}
+
+/**
+ * `tools/call`: the same governed call as `POST /v1/actions/{action}/run` (validation, refusals
+ * audited, the call workflow, the answer's envelope), arriving `via: "mcp"`. Only the answer's
+ * form differs: a tool result, never an HTTP error.
+ */
+export async function callTool(
+  ctx: ToolCallContext,
+  tool: string,
+  args: Record<string, unknown> | undefined,
+  extra: ToolCallExtra,
+): Promise<CallToolResult> {
+  const { deps, principal } = ctx;
+  let started: { action: ActionDefinition; call: CallRequest };
+  try {
+    started = await refusable(
+      deps,
+      ctx.req,
+      ctx.res,
+      () => refusedToolCall(principal, tool, args),
+      () => {
+        const action = sessionAction(principal, tool);
+        if (!action) throw new NotFoundError(`Tool "${tool}"`);
+        checkAccess(principal.caller, { operation: 'call' });
+        const input = validInput(action, args ?? {});
+        // As for runs: a caller (a backend speaking MCP) that means two identical calls says so.
+        const headers = parse(
+          idempotencyHeader,
+          { 'Idempotency-Key': ctx.req.get('idempotency-key') },
+          'header',
+        );
+        const call = callRequestFor(
+          principal.caller,
+          principal.userExternalId,
+          {
+            kind: 'action',
+            action: `${action.app}.${action.name}`,
+            app: action.app,
+            scope: action.scope,
+            input,
+          },
+          deps.config.approvals,
+          { via: 'mcp', idempotencyKey: headers['Idempotency-Key'] },
+        );
+        return { action, call };
+      },
+    );
+  } catch (error) {
+    // MCP: an unknown tool is a protocol error; what a known tool refuses is the tool's answer.
+    if (error instanceof NotFoundError) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${tool}`);
+    }
+    if (error instanceof ApiError) return envelopeResult(error, argumentsMessage(tool, error));
+    throw error;
+  }
+  let answer: CallAnswer;
+  try {
+    answer = await answerCall(ctx.calls, started.call, ctx.res.locals.traceId);
+  } catch (error) {
+    if (error instanceof ApiError) return envelopeResult(error);
+    throw error;
+  }
+  return resultOf(ctx, started.action, answer, extra);
+}
+
+async function resultOf(
+  ctx: ToolCallContext,
+  action: ActionDefinition,
+  answer: CallAnswer,
+  extra: ToolCallExtra,
+): Promise<CallToolResult> {
+  const appName = findApp(action.app)?.name ?? action.app;
+  switch (answer.kind) {
+    case 'json':
+      return appAnswerResult(appName, answer.body as Record<string, unknown>);
+    case 'passthrough':
+      // Only the proxy answers with the app's raw bytes.
+      throw new Error(`action ${action.app}.${action.name} answered like a proxy call`);
+    case 'error':
+      break;
+  }
+  if (answer.code === 'approval_required') return heldResult(ctx, action, answer, extra);
+  if (answer.code === 'connection_required') return connectResult(ctx, action, extra);
+  const error = await callAnswerError(answer, {
+    sql: ctx.deps.sql,
+    config: ctx.deps.config,
+    environmentId: ctx.principal.caller.environmentId,
+  });
+  if (error.code === 'connection_expired' && typeof error.extra.reconnect_url === 'string') {
+    return reconnectResult(ctx, action, error, error.extra.reconnect_url, extra);
+  }
+  return envelopeResult(error);
+}
+
+interface HeldApproval {
+  id: string;
+  status: string;
+  requested_from: string[];
+  expires_at: string;
+}
+
+/** Offers a link the way the client can take it, and says in words what became of it. */
+function offer(
+  ctx: ToolCallContext,
+  extra: ToolCallExtra,
+  link: LinkOffer,
+): { shown: boolean; sentence: string } {
+  const shown = offerByElicitation(extra, ctx.urlElicitation, link, (error) => {
+    ctx.req.log.debug({ err: error }, 'a URL elicitation got no answer');
+  });
+  return shown
+    ? { shown, sentence: 'The person at this MCP client has been shown the link.' }
+    : { shown, sentence: `Open: ${link.url}` };
+}
+
+/**
+ * A held call answers at once (MCP clients drop a tool call after about a minute, and a person
+ * may take a day): the approval, when it lapses, and how to run it, which is the same call again.
+ */
+async function heldResult(
+  ctx: ToolCallContext,
+  action: ActionDefinition,
+  answer: Extract<CallAnswer, { kind: 'error' }>,
+  extra: ToolCallExtra,
+): Promise<CallToolResult> {
+  const approval = answer.extra.approval as HeldApproval;
+  const tool = toolName(action);
+  const sentences = [
+    `Held for approval: ${tool} has not run and nothing was sent to the app.`,
+    `Approval ${approval.id} is ${approval.status} until ${approval.expires_at}.`,
+    `Once a person approves it, call ${tool} again with exactly the same arguments: it then runs once and returns the app's answer. If it is rejected, the same call is denied.`,
+  ];
+  const structured: Record<string, unknown> = { ...approval };
+  if (ctx.principal.showApprovalLinks) {
+    // The link names the first approver asked (or no one in particular): whoever opens it
+    // decides as them, which is why only the minting backend can allow showing it.
+    const [link] = await decisionLinks(
+      ctx.deps.sql,
+      ctx.deps.config,
+      {
+        id: approval.id,
+        environmentId: ctx.principal.caller.environmentId,
+        requestedFrom: approval.requested_from,
+        expiresAt: new Date(approval.expires_at),
+      },
+      [approval.requested_from[0] ?? GENERIC_APPROVER],
+    );
+    if (link) {
+      const offered = offer(ctx, extra, {
+        id: `approval-${approval.id}`,
+        url: link.url,
+        message: `An agent's call to ${tool} waits for approval: review it and approve or reject it.`,
+      });
+      sentences.push(`A person can review and decide it on the approval page. ${offered.sentence}`);
+      if (!offered.shown) structured.url = link.url;
+    }
+  }
+  const message = sentences.join(' ');
+  return toolResult(
+    {
+      error: {
+        code: answer.code,
+        message,
+        retryable: true,
+        approval: structured,
+        retry: { tool, arguments: 'the same arguments' },
+      },
+    },
+    { message, isError: true },
+  );
+}
+
+/** No connection: a hosted connect link, made as `POST /v1/connect/links` makes one. */
+async function connectResult(
+  ctx: ToolCallContext,
+  action: ActionDefinition,
+  extra: ToolCallExtra,
+): Promise<CallToolResult> {
+  const { sql, config } = ctx.deps;
+  const { caller, userExternalId } = ctx.principal;
+  const app = findApp(action.app);
+  const appName = app?.name ?? action.app;
+  const tool = toolName(action);
+  const base = `The user has not connected ${appName}, so ${tool} did not run.`;
+  const client = app
+    ? await chooseClientForNewConnection(sql, config, caller.environmentId, app.id)
+    : null;
+  if (!app || !client) {
+    const message = `${base} ${appName} cannot be connected in this environment yet (no OAuth client is configured for it).`;
+    return toolResult(
+      { error: { code: 'connection_required', message, retryable: false, app: action.app } },
+      { message, isError: true },
+    );
+  }
+  const user = await upsertConnectedUser(sql, caller.environmentId, userExternalId, undefined);
+  const link = await newConnectLink(sql, config, {
+    environmentId: caller.environmentId,
+    connectedUserId: user.id,
+    app: app.id,
+  });
+  const offered = offer(ctx, extra, {
+    id: `connect-${link.id}`,
+    url: link.url,
+    message: `Connect ${appName} so the agent can act on it for you.`,
+  });
+  const message = `${base} The user connects it on a hosted page (the link works once, until ${link.expires_at}). ${offered.sentence} Then call ${tool} again.`;
+  return toolResult(
+    {
+      error: {
+        code: 'connection_required',
+        message,
+        retryable: false,
+        app: action.app,
+        ...(offered.shown ? {} : { connect_url: link.url }),
+        expires_at: link.expires_at,
+      },
+    },
+    { message, isError: true },
+  );
+}
+
+/** An expired connection: its reconnect link (SPEC.md §7), offered like a connect link. */
+function reconnectResult(
+  ctx: ToolCallContext,
+  action: ActionDefinition,
+  error: ApiError,
+  url: string,
+  extra: ToolCallExtra,
+): CallToolResult {
+  const appName = findApp(action.app)?.name ?? action.app;
+  const tool = toolName(action);
+  const offered = offer(ctx, extra, {
+    id: `reconnect-${String(error.extra.connection_id)}`,
+    url,
+    message: `Your connection to ${appName} has expired: reconnect it so the agent can act on it.`,
+  });
+  const message = `The user's connection to ${appName} has expired, so ${tool} did not run. The user reconnects it on a hosted page. ${offered.sentence} Then call ${tool} again.`;
+  // Shown to the person, the link stays out of the model's context (URL mode's purpose).
+  const fields: Record<string, unknown> = { ...error.toEnvelope().error, message };
+  if (offered.shown) delete fields.reconnect_url;
+  return toolResult({ error: fields }, { message, isError: true });
+}

@@ -1,0 +1,108 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { ApiDeps } from '../app.js';
+import { ApiError } from '../errors.js';
+import { authenticate } from '../http/authenticate.js';
+import { jsonBody } from '../http/json-body.js';
+import {
+  issueClientSessionId,
+  readClientSessionId,
+  type ClientSession,
+} from '../mcp/client-session.js';
+import { jsonRpcErrorBodies } from '../mcp/json-rpc-errors.js';
+import { keyPrincipal, sessionPrincipal, type McpPrincipal } from '../mcp/principal.js';
+import { mcpServer } from '../mcp/server.js';
+import { callWorkflowsFor } from '../temporal/call-workflows.js';
+
+/** The two addresses: a minted session's (the secret in the path) and the plain-key one. */
+const SESSION_PATH = '/mcp/:secret';
+const KEY_PATH = '/mcp';
+
+/**
+ * What the client declared at `initialize`, from the signed `Mcp-Session-Id` it sends back. An
+ * id this service did not sign is an ended session: 404, and the client initializes anew.
+ */
+function clientSessionOf(req: Request, deps: ApiDeps): ClientSession {
+  const id = req.get('mcp-session-id');
+  if (id === undefined || isInitializeRequest(req.body)) return { urlElicitation: false };
+  const session = readClientSessionId(deps.config.encryption, id);
+  if (!session) {
+    throw new ApiError('not_found', 'Unknown MCP session id: initialize a new session.');
+  }
+  return session;
+}
+
+/**
+ * MCP over Streamable HTTP (issue 13), stateless: each POST gets its own server and transport,
+ * which end with the response. No GET stream (a stateless server has nothing to send on it) and
+ * no DELETE (the session id holds no state to end): both 405, as the transport spec allows.
+ */
+export function mcpRoutes(deps: ApiDeps): Router {
+  const router = Router();
+  const calls = callWorkflowsFor(deps);
+  const publicOrigin = new URL(deps.config.api.publicUrl).origin;
+
+  const serve =
+    (
+      principalOf: (req: Request, res: Response) => Promise<McpPrincipal> | McpPrincipal,
+    ): RequestHandler =>
+    async (req, res) => {
+      const principal = await principalOf(req, res);
+      res.locals.caller = principal.caller;
+      req.log = req.log.child({
+        keyId: principal.caller.keyId,
+        environment: principal.caller.environmentName,
+        ...(principal.sessionId ? { mcpSession: principal.sessionId } : {}),
+      });
+      if (req.method !== 'POST') {
+        throw new ApiError(
+          'method_not_allowed',
+          'This MCP endpoint takes POST only (stateless Streamable HTTP).',
+          {},
+          { Allow: 'POST' },
+        );
+      }
+      const client = clientSessionOf(req, deps);
+      const server = mcpServer({
+        deps,
+        calls,
+        principal,
+        req,
+        res,
+        urlElicitation: client.urlElicitation,
+      });
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        // MCP asks servers to check Origin against DNS rebinding: only our own pages may post.
+        enableDnsRebindingProtection: true,
+        allowedOrigins: [publicOrigin],
+      });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      const body: unknown = req.body;
+      if (isInitializeRequest(body)) {
+        const elicitation = body.params.capabilities.elicitation;
+        res.setHeader(
+          'Mcp-Session-Id',
+          issueClientSessionId(deps.config.encryption, {
+            urlElicitation: elicitation?.url !== undefined,
+          }),
+        );
+      }
+      await transport.handleRequest(req, res, body);
+    };
+
+  const parsed = jsonBody({ limitBytes: deps.config.api.bodyLimitBytes });
+  router.all(
+    SESSION_PATH,
+    ...parsed,
+    serve((req) => sessionPrincipal(deps.sql, String(req.params.secret))),
+  );
+  router.all(KEY_PATH, ...parsed, authenticate(deps.sql), serve(keyPrincipal));
+  router.use([KEY_PATH, SESSION_PATH], jsonRpcErrorBodies);
+  return router;
+}

@@ -1,0 +1,255 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { startCallStack, type CallStack } from '../support/call-stack.js';
+import { bearer } from '../support/keys.js';
+import {
+  connectMcp,
+  errorOf,
+  mintSession,
+  onTestApi,
+  textOf,
+  type TestMcpClient,
+} from './mcp-client.js';
+
+let stack: CallStack;
+
+beforeAll(async () => {
+  stack = await startCallStack();
+  for (const user of ['u_ann', 'u_ben', 'u_cat', 'u_dan', 'u_eve']) await stack.connect(user);
+});
+
+afterAll(async () => {
+  await stack.stop();
+});
+
+/** A connected client on a fresh session for `user`, closed after `use`. */
+async function withSession<T>(
+  body: Record<string, unknown>,
+  use: (mcp: TestMcpClient) => Promise<T>,
+  options: { urlElicitation?: boolean } = {},
+): Promise<T> {
+  const session = await mintSession(stack, body);
+  const mcp = await connectMcp(session.address, options);
+  try {
+    return await use(mcp);
+  } finally {
+    await mcp.close();
+  }
+}
+
+async function titles(user: string): Promise<string[]> {
+  const answer = await stack.run('acme.list_tasks', { user });
+  return (answer.body.data as { tasks: { title: string }[] }).tasks.map((task) => task.title);
+}
+
+interface AuditRow {
+  action: string;
+  decision: string;
+  reason: string;
+  via: string;
+  agentId: string;
+  approvalId: string | null;
+}
+
+/** The user's audit events, oldest first; of one action when named. */
+async function auditOf(user: string, action?: string): Promise<AuditRow[]> {
+  return stack.db.sql<AuditRow[]>`
+    select action, decision, reason, via, agent_id, approval_id from audit_events
+    where user_external_id = ${user} ${action === undefined ? stack.db.sql`` : stack.db.sql`and action = ${action}`}
+    order by id`;
+}
+
+describe('tools/call', () => {
+  it('allowed: the app’s answer as structured content and as text', async () => {
+    await withSession({ user: 'u_ann' }, async (mcp) => {
+      const result = await mcp.call('acme__list_tasks', {});
+      expect(result.isError).toBeUndefined();
+      expect(result.structuredContent).toEqual({ ok: true, data: { tasks: [] } });
+      expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
+    });
+  });
+
+  it('held: answers at once with the approval and link; approved, the same call runs once', async () => {
+    const input = { title: `via MCP ${String(Date.now())}` };
+    await withSession({ user: 'u_ben', show_approval_links: true }, async (mcp) => {
+      const held = await mcp.call('acme__create_task', input);
+      expect(held.isError).toBe(true);
+      const error = errorOf(held);
+      const approval = error.approval as Record<string, unknown>;
+      expect(error.code).toBe('approval_required');
+      expect(approval).toMatchObject({ status: 'pending', requested_from: [] });
+      expect(Date.parse(String(approval.expires_at))).toBeGreaterThan(Date.now());
+      expect(textOf(held)).toContain(String(approval.id));
+      expect(textOf(held)).toContain('same arguments');
+      // The generic decision link: the hosted approval page shows this very request.
+      expect(String(approval.url)).toMatch(/\/approvals\/review\/[A-Za-z0-9_-]{43}$/);
+      const page = await fetch(onTestApi(stack, String(approval.url)));
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain(input.title);
+
+      // Asked again while pending: the same approval, still nothing sent.
+      const again = errorOf(await mcp.call('acme__create_task', input));
+      expect((again.approval as { id: string }).id).toBe(approval.id);
+      expect(await titles('u_ben')).not.toContain(input.title);
+
+      const approved = await stack.request(
+        stack.approver,
+        'POST',
+        `/v1/approvals/${String(approval.id)}/approve`,
+      );
+      expect(approved.status).toBe(200);
+      const before = stack.acme.demo.stats().apiRequests;
+      const ran = await mcp.call('acme__create_task', input);
+      expect(stack.acme.demo.stats().apiRequests - before).toBe(1);
+      expect(ran.isError).toBeUndefined();
+      expect(ran.structuredContent).toMatchObject({ ok: true, data: { title: input.title } });
+      expect((await titles('u_ben')).filter((title) => title === input.title)).toHaveLength(1);
+
+      // The approval record shows the call came through MCP.
+      const view = await stack.request(stack.key, 'GET', `/v1/approvals/${String(approval.id)}`);
+      expect(view.body).toMatchObject({
+        status: 'approved',
+        request: { via: 'mcp', input },
+      });
+    });
+    // (The test's own checks of the app's state went over REST: they are `via: api`.)
+    const audit = await auditOf('u_ben', 'acme.create_task');
+    expect(audit.map((row) => [row.action, row.decision, row.via])).toEqual([
+      ['acme.create_task', 'blocked', 'mcp'],
+      ['acme.create_task', 'blocked', 'mcp'],
+      ['acme.create_task', 'allowed', 'mcp'],
+    ]);
+    expect(new Set(audit.map((row) => row.agentId))).toEqual(new Set(['test-agent']));
+  });
+
+  it('held, without links allowed: no link; with URL elicitation: the link goes to the person', async () => {
+    const input = { title: 'quiet' };
+    await withSession({ user: 'u_cat' }, async (mcp) => {
+      const approval = errorOf(await mcp.call('acme__create_task', input)).approval as object;
+      expect(approval).not.toHaveProperty('url');
+      expect(textOf(await mcp.call('acme__create_task', input))).not.toContain(
+        '/approvals/review/',
+      );
+    });
+    const shown = await withSession(
+      { user: 'u_cat', show_approval_links: true },
+      async (mcp) => {
+        const held = await mcp.call('acme__create_task', input);
+        const approval = errorOf(held).approval as Record<string, unknown>;
+        // The link went to the person, not into the model's context.
+        expect(approval).not.toHaveProperty('url');
+        expect(textOf(held)).not.toContain('/approvals/review/');
+        expect(textOf(held)).toContain('has been shown the link');
+        return { approval, elicitations: await mcp.elicited(1) };
+      },
+      { urlElicitation: true },
+    );
+    expect(shown.elicitations).toHaveLength(1);
+    expect(shown.elicitations[0]).toMatchObject({
+      mode: 'url',
+      elicitationId: `approval-${String(shown.approval.id)}`,
+      url: expect.stringMatching(/\/approvals\/review\/[A-Za-z0-9_-]{43}$/) as unknown,
+    });
+  });
+
+  it('denied: isError with the reason, whether by the policy or by a person', async () => {
+    await withSession({ user: 'u_dan' }, async (mcp) => {
+      // Not listed (the policy denies it outright), and still governed when called.
+      const denied = await mcp.call('acme__delete_task', { id: 't_1' });
+      expect(denied.isError).toBe(true);
+      expect(errorOf(denied)).toMatchObject({ code: 'denied_by_policy', retryable: false });
+      expect(textOf(denied)).toMatch(/destructive/);
+
+      const input = { title: 'refused by a person' };
+      const held = errorOf(await mcp.call('acme__create_task', input));
+      const id = (held.approval as { id: string }).id;
+      const rejected = await stack.request(stack.approver, 'POST', `/v1/approvals/${id}/reject`);
+      expect(rejected.status).toBe(200);
+      const after = await mcp.call('acme__create_task', input);
+      expect(errorOf(after)).toMatchObject({ code: 'denied_by_policy', approval: { id } });
+      expect(textOf(after)).toContain(id);
+    });
+    const decisions = (await auditOf('u_dan')).map((row) => [row.decision, row.via]);
+    expect(decisions).toEqual([
+      ['denied', 'mcp'],
+      ['blocked', 'mcp'],
+      ['denied', 'mcp'],
+    ]);
+  });
+
+  it('bad arguments: a tool error naming the field, audited as a refusal', async () => {
+    await withSession({ user: 'u_eve' }, async (mcp) => {
+      const empty = await mcp.call('acme__create_task', { title: '' });
+      expect(empty.isError).toBe(true);
+      expect(errorOf(empty).code).toBe('invalid_request');
+      expect(textOf(empty)).toMatch(/^Invalid arguments for acme__create_task: title: /);
+      const extra = await mcp.call('acme__list_tasks', { colour: 'red' });
+      expect(textOf(extra)).toContain('colour: unknown field');
+      // An unknown tool is a protocol error (-32602), not a tool result.
+      await expect(mcp.call('acme__fly', {})).rejects.toMatchObject({
+        code: ErrorCode.InvalidParams,
+      });
+    });
+    const audit = await auditOf('u_eve');
+    expect(audit.map((row) => [row.action, row.decision, row.via])).toEqual([
+      ['acme.create_task', 'denied', 'mcp'],
+      ['acme.list_tasks', 'denied', 'mcp'],
+      ['acme.fly', 'denied', 'mcp'],
+    ]);
+    expect(audit[0]?.reason).toMatch(/^invalid_request: input\.title: /);
+  });
+
+  it('unconnected: the hosted connect link, in the result or shown to the person', async () => {
+    await withSession({ user: 'u_new', include_unconnected_apps: true }, async (mcp) => {
+      const result = await mcp.call('acme__list_tasks', {});
+      expect(result.isError).toBe(true);
+      const error = errorOf(result);
+      expect(error).toMatchObject({ code: 'connection_required', app: 'acme' });
+      expect(String(error.connect_url)).toMatch(/\/connect\/[^/]+$/);
+      const page = await fetch(onTestApi(stack, String(error.connect_url)));
+      expect(page.status).toBe(200);
+      // An app with no OAuth client in this environment cannot offer one, and says so.
+      const github = await mcp.call('github__list_repos', {});
+      expect(errorOf(github)).not.toHaveProperty('connect_url');
+      expect(textOf(github)).toContain('cannot be connected');
+    });
+    const elicited = await withSession(
+      { user: 'u_new', include_unconnected_apps: true },
+      async (mcp) => {
+        const error = errorOf(await mcp.call('acme__list_tasks', {}));
+        expect(error).not.toHaveProperty('connect_url');
+        return mcp.elicited(1);
+      },
+      { urlElicitation: true },
+    );
+    expect(elicited).toEqual([
+      expect.objectContaining({
+        mode: 'url',
+        url: expect.stringMatching(/\/connect\/[^/]+$/) as unknown,
+      }),
+    ]);
+    const audit = await auditOf('u_new');
+    expect(audit.every((row) => row.via === 'mcp' && row.decision === 'failed')).toBe(true);
+    expect(audit.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a plain API key with Service-User calls as its own agent, via mcp', async () => {
+    const mcp = await connectMcp(new URL('/mcp', stack.api.url), {
+      headers: { ...bearer(stack.approver.key), 'Service-User': 'u_ann' },
+    });
+    try {
+      const result = await mcp.call('acme__list_tasks', { status: 'open' });
+      expect(result.structuredContent).toMatchObject({ ok: true });
+    } finally {
+      await mcp.close();
+    }
+    const [last] = await stack.db.sql<AuditRow[]>`
+      select action, decision, reason, via, agent_id, approval_id from audit_events
+      where user_external_id = 'u_ann' order by id desc limit 1`;
+    expect(last).toMatchObject({ action: 'acme.list_tasks', decision: 'allowed', via: 'mcp' });
+    expect(last?.agentId).toBe('approver');
+    // And the audit API shows it so.
+    const listed = await stack.request(stack.key, 'GET', '/v1/audit?user=u_ann');
+    expect((listed.body.data as { via: string }[])[0]?.via).toBe('mcp');
+  });
+});
