@@ -21,17 +21,17 @@ export interface McpSession {
   createdAt: Date;
 }
 
-export interface NewMcpSession {
-  environmentId: string;
-  keyId: string;
-  agentId: string;
-  userExternalId: string;
-  apps: string[] | null;
-  actions: string[] | null;
-  showApprovalLinks: boolean;
-  includeUnconnectedApps: boolean;
-  ttlSeconds: number;
-}
+export type NewMcpSession = Pick<
+  McpSession,
+  | 'environmentId'
+  | 'keyId'
+  | 'agentId'
+  | 'userExternalId'
+  | 'apps'
+  | 'actions'
+  | 'showApprovalLinks'
+  | 'includeUnconnectedApps'
+> & { ttlSeconds: number };
 
 /** A session found by its secret, with what it may do: the minting key as it is now. */
 export interface McpSessionStanding {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ActionCall } from '../../workflows/call-types.js';
 import type { ActionDefinition } from '../../workflows/catalog/index.js';
 import { InvalidRequestError, type Issue } from '../errors.js';
 
@@ -25,4 +26,15 @@ export function validInput(action: ActionDefinition, input: Record<string, unkno
 /** What an agent is told to send: `GET /v1/actions/{action}` and MCP's `inputSchema` alike. */
 export function inputJsonSchema(action: ActionDefinition): Record<string, unknown> {
   return z.toJSONSchema(action.input, { target: 'draft-2020-12', io: 'input' });
+}
+
+/** What a run of this action with this (validated) input asks, over REST or MCP alike. */
+export function actionCall(action: ActionDefinition, input: unknown): ActionCall {
+  return {
+    kind: 'action',
+    action: `${action.app}.${action.name}`,
+    app: action.app,
+    scope: action.scope,
+    input,
+  };
 }

@@ -7,7 +7,7 @@ import { chooseClientForNewConnection } from '../../activities/oauth/credentials
 import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
 import { findAction, findApp, type ActionDefinition } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
-import { validInput } from '../calls/action-input.js';
+import { actionCall, validInput } from '../calls/action-input.js';
 import { answerCall, callAnswerError } from '../calls/call-answer.js';
 import { callHeaders, callRequestFor } from '../calls/call-context.js';
 import { refusable, type RefusedCall } from '../calls/refusals.js';
@@ -99,13 +99,7 @@ export async function callTool(
         const call = callRequestFor(
           principal.caller,
           principal.userExternalId,
-          {
-            kind: 'action',
-            action: `${action.app}.${action.name}`,
-            app: action.app,
-            scope: action.scope,
-            input,
-          },
+          actionCall(action, input),
           deps.config.approvals,
           { via: 'mcp', idempotencyKey: headers['Idempotency-Key'] },
         );

@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { findAction, listActions, type ActionDefinition } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
-import { inputJsonSchema, validInput } from '../calls/action-input.js';
+import { actionCall, inputJsonSchema, validInput } from '../calls/action-input.js';
 import { callHeaders, callRequestOf } from '../calls/call-context.js';
 import { runCall } from '../calls/call-answer.js';
 import { refusable, type RefusedCall } from '../calls/refusals.js';
@@ -138,19 +138,7 @@ export function actionRoutes(deps: ApiDeps): Router {
         if (!action) throw new NotFoundError(`Action "${name}"`);
         const body = parse(runBody, req.body, 'body');
         const input = validInput(action, body.input);
-        return callRequestOf(
-          req,
-          res,
-          body.user,
-          {
-            kind: 'action',
-            action: `${action.app}.${action.name}`,
-            app: action.app,
-            scope: action.scope,
-            input,
-          },
-          deps.config.approvals,
-        );
+        return callRequestOf(req, res, body.user, actionCall(action, input), deps.config.approvals);
       },
     );
     await runCall(res, calls, call, deps);

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { markConnectionExpired } from '../../activities/db/connections.js';
 import { gzipSync } from 'node:zlib';
 import type { ApiRequestRecord } from '../../infra/demo-app/last-request.js';
+import { rawRequest } from '../support/raw-request.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
@@ -144,51 +144,28 @@ async function lastAppRequest(): Promise<ApiRequestRecord> {
 
 const METHOD_OVERRIDES = ['x-http-method-override', 'x-http-method', 'x-method-override'];
 
-/**
- * A request whose target goes out exactly as written: fetch would resolve `..`, `%2e` and `\\`
- * and drop `#` before Gatehouse ever saw them.
- */
-function rawRequest(
+/** A proxy request sent exactly as written (see rawRequest), as the test agent. */
+async function rawProxy(
   method: string,
   target: string,
   options: { body?: string | Buffer; user?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const base = new URL(stack.api.url);
-  const body = options.body;
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: base.hostname,
-        port: base.port,
-        method,
-        path: target,
-        headers: {
-          authorization: `Bearer ${stack.key.key}`,
-          'service-user': options.user ?? 'u_proxy_read',
-          ...(body === undefined
-            ? {}
-            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }),
-          ...options.headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: Record<string, unknown>;
-          try {
-            parsed = JSON.parse(text) as Record<string, unknown>;
-          } catch {
-            parsed = { text };
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+  const { body } = options;
+  const answer = await rawRequest(stack.api.url, method, target, {
+    headers: {
+      authorization: `Bearer ${stack.key.key}`,
+      'service-user': options.user ?? 'u_proxy_read',
+      ...(body === undefined
+        ? {}
+        : {
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+          }),
+      ...options.headers,
+    },
+    ...(body === undefined ? {} : { body }),
   });
+  return { status: answer.status, body: answer.body };
 }
 
 beforeAll(async () => {
@@ -493,7 +470,7 @@ describe('method-override headers', () => {
 describe('hop-by-hop request headers and encoded bodies (issue 12)', () => {
   it('does not forward headers the caller names in Connection or Proxy-Connection', async () => {
     await connect('u_proxy_hop');
-    const answer = await rawRequest('GET', '/v1/proxy/acme/tasks', {
+    const answer = await rawProxy('GET', '/v1/proxy/acme/tasks', {
       user: 'u_proxy_hop',
       headers: {
         connection: 'keep-alive, X-Hop-One',
@@ -515,7 +492,7 @@ describe('hop-by-hop request headers and encoded bodies (issue 12)', () => {
     await connect('u_proxy_gzip');
     await stack.setDefaults(DEFAULTS, ALLOW_ACME_WRITES);
     const body = gzipSync(JSON.stringify({ title: 'sent compressed' }));
-    const answer = await rawRequest('POST', '/v1/proxy/acme/tasks', {
+    const answer = await rawProxy('POST', '/v1/proxy/acme/tasks', {
       user: 'u_proxy_gzip',
       body,
       headers: { 'content-encoding': 'gzip', 'content-length': String(body.length) },
@@ -628,7 +605,7 @@ describe('stopped before the app', () => {
   });
 
   it('answers 404 for an app segment with a malformed escape', async () => {
-    const answer = await rawRequest('GET', '/v1/proxy/%zz/tasks');
+    const answer = await rawProxy('GET', '/v1/proxy/%zz/tasks');
     expect(answer.status).toBe(404);
     expect(answer.body.error).toMatchObject({ code: 'not_found' });
   });
@@ -639,7 +616,7 @@ describe('stopped before the app', () => {
     'refuses the path %s, which the app could not receive unchanged',
     async (path) => {
       const before = apiRequests();
-      const answer = await rawRequest('GET', `/v1/proxy/acme/${path}`);
+      const answer = await rawProxy('GET', `/v1/proxy/acme/${path}`);
       expect(answer.status).toBe(400);
       expect(answer.body.error).toMatchObject({
         code: 'invalid_request',
@@ -650,14 +627,14 @@ describe('stopped before the app', () => {
   );
 
   it('accepts encoded dots and slashes inside a segment', async () => {
-    const answer = await rawRequest('GET', '/v1/proxy/acme/tasks/..%2Fme');
+    const answer = await rawProxy('GET', '/v1/proxy/acme/tasks/..%2Fme');
     expect(answer.status).toBe(404);
     expect(answer.body).toEqual({ error: 'not_found' });
   });
 
   it('refuses a GET with a body, which could not be sent to the app', async () => {
     const before = apiRequests();
-    const answer = await rawRequest('GET', '/v1/proxy/acme/tasks', { body: '{"a":1}' });
+    const answer = await rawProxy('GET', '/v1/proxy/acme/tasks', { body: '{"a":1}' });
     expect(answer.status).toBe(400);
     expect(answer.body.error).toMatchObject({
       code: 'invalid_request',

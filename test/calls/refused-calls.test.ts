@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { request as httpRequest } from 'node:http';
+import { rawRequest } from '../support/raw-request.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 
@@ -34,54 +34,31 @@ interface Sent {
 }
 
 /** Sends exactly these bytes (fetch would resolve `..` and drop `#` before Gatehouse saw them). */
-function send(
+async function send(
   method: string,
   path: string,
   options: { key?: string | null; headers?: Record<string, string>; body?: string } = {},
 ): Promise<Sent> {
-  const base = new URL(stack.api.url);
   const key = options.key === undefined ? stack.key.key : options.key;
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: base.hostname,
-        port: base.port,
-        method,
-        path,
-        headers: {
-          ...(key === null ? {} : { authorization: `Bearer ${key}` }),
-          ...(options.body === undefined
-            ? {}
-            : {
-                'content-type': 'application/json',
-                'content-length': Buffer.byteLength(options.body),
-              }),
-          ...options.headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: Record<string, unknown>;
-          try {
-            body = JSON.parse(text) as Record<string, unknown>;
-          } catch {
-            body = { text };
-          }
-          const traceId = res.headers['x-trace-id'];
-          resolve({
-            status: res.statusCode ?? 0,
-            traceId: typeof traceId === 'string' ? traceId : '',
-            body,
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
+  const answer = await rawRequest(stack.api.url, method, path, {
+    headers: {
+      ...(key === null ? {} : { authorization: `Bearer ${key}` }),
+      ...(options.body === undefined
+        ? {}
+        : {
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(options.body)),
+          }),
+      ...options.headers,
+    },
+    ...(options.body === undefined ? {} : { body: options.body }),
   });
+  const traceId = answer.headers['x-trace-id'];
+  return {
+    status: answer.status,
+    traceId: typeof traceId === 'string' ? traceId : '',
+    body: answer.body,
+  };
 }
 
 function run(action: string, body: unknown, key?: TestKey): Promise<Sent> {
