@@ -61,7 +61,7 @@ export function createApp(deps: ApiDeps): Express {
   // Hosted pages read no query; the JSON API refuses one that does not decode (well-formed-query.ts).
   app.use('/v1', wellFormedQuery);
   // MCP parses its own body, so its failures can be JSON-RPC errors; it has its own keys.
-  app.use(mcpRoutes(deps));
+  app.use(mcpRoutes(deps, (check) => limits.authenticate(check)));
   app.use(jsonBody({ limitBytes: deps.config.api.bodyLimitBytes }));
 
   app.use(healthRoutes(deps));

@@ -6,7 +6,7 @@ import type { Sql } from '../../infra/database/client.js';
 import type { Logger } from '../../infra/logger.js';
 import { renderErrorPage, DEFAULT_BRANDING } from '../connect/pages/index.js';
 import { sendPage } from '../connect/respond.js';
-import { ApiError, InvalidApiKeyError } from '../errors.js';
+import { ApiError } from '../errors.js';
 
 const WINDOW_SECONDS = 60;
 /** At most one warning per limiter this often while Postgres does not answer it. */
@@ -176,7 +176,8 @@ export function rateLimiting(deps: { limits: RateLimits; sql: Sql }): RateLimiti
           else next(error);
         });
       } catch (error) {
-        if (error instanceof InvalidApiKeyError) {
+        // Any refused credential: an API key, or an MCP address's secret (same code).
+        if (error instanceof ApiError && error.code === 'invalid_api_key') {
           const verdict = await failedAuth.consume(clientBucket(req.ip), req.log);
           if (verdict.limited) {
             throw rateLimited(

@@ -38,8 +38,22 @@ function clientSessionOf(req: Request, deps: ApiDeps): ClientSession {
  * which end with the response. No GET stream (a stateless server has nothing to send on it) and
  * no DELETE (the session id holds no state to end): both 405, as the transport spec allows.
  */
-export function mcpRoutes(deps: ApiDeps): Router {
+/**
+ * @param limited wraps a key check with the service's rate limits (api/http/rate-limit.ts), so
+ * MCP addresses and keys are counted like every other credential.
+ */
+export function mcpRoutes(
+  deps: ApiDeps,
+  limited: (check: RequestHandler) => RequestHandler = (check) => check,
+): Router {
   const router = Router();
+  const sessions = new WeakMap<Request, McpPrincipal>();
+  const sessionCheck: RequestHandler = async (req, res, next) => {
+    const principal = await sessionPrincipal(deps.sql, String(req.params.secret));
+    sessions.set(req, principal);
+    res.locals.caller = principal.caller;
+    next();
+  };
   const calls = callWorkflowsFor(deps);
   const publicOrigin = new URL(deps.config.api.publicUrl).origin;
 
@@ -100,9 +114,14 @@ export function mcpRoutes(deps: ApiDeps): Router {
   router.all(
     SESSION_PATH,
     ...parsed,
-    serve((req) => sessionPrincipal(deps.sql, String(req.params.secret))),
+    limited(sessionCheck),
+    serve((req) => {
+      const principal = sessions.get(req);
+      if (!principal) throw new Error('the MCP session was not checked');
+      return principal;
+    }),
   );
-  router.all(KEY_PATH, ...parsed, authenticate(deps.sql), serve(keyPrincipal));
+  router.all(KEY_PATH, ...parsed, limited(authenticate(deps.sql)), serve(keyPrincipal));
   router.use([KEY_PATH, SESSION_PATH], jsonRpcErrorBodies);
   return router;
 }

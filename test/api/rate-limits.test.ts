@@ -96,6 +96,22 @@ describe('failed authentications per client address', () => {
     expectRateLimited(await send(first, '/v1/proxy/acme/tasks', { from, key: 'not-a-key' }));
   });
 
+  it('counts wrong MCP addresses and keys at /mcp like any other credential', async () => {
+    const from = newAddress();
+    const unknownAddress = () => `/mcp/gkmcp_${randomBytes(24).toString('base64url')}`;
+    // Five failures of either kind are allowed (the test limit), the sixth is refused.
+    for (let i = 0; i < 2; i += 1) {
+      expect((await send(first, unknownAddress(), { from })).status).toBe(401);
+      expect((await send(first, '/mcp', { from, key: wrongKey() })).status).toBe(401);
+    }
+    expect((await send(first, unknownAddress(), { from })).status).toBe(401);
+    for (const path of [unknownAddress(), '/mcp']) {
+      const limited = await send(first, path, { from, key: wrongKey() });
+      expect(limited.status).toBe(429);
+      expect(Number(limited.retryAfter)).toBeGreaterThanOrEqual(1);
+    }
+  });
+
   it('still serves a valid key from that address, and other addresses', async () => {
     const from = newAddress();
     const key = await createTestKey(db.sql, { env: 'test', access: 'full', audience: 'business' });
