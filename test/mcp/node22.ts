@@ -6,7 +6,7 @@
 // node_modules/.bin and every npm script (`npm test`, `npm run dev`, …) would run on Node 22.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { access, constants, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, constants, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -57,10 +57,15 @@ export async function ensureNode22(): Promise<string> {
  */
 async function install(): Promise<void> {
   await mkdir(TOOLS, { recursive: true });
-  const tmp = path.join(
-    TOOLS,
-    `.tmp-${path.basename(DIR)}-${String(process.pid)}-${randomBytes(4).toString('hex')}`,
-  );
+  const prefix = `.tmp-${path.basename(DIR)}-`;
+  // A killed install leaves its scratch directory (a few hundred MB); a live one is left alone.
+  for (const entry of await readdir(TOOLS)) {
+    const pid = Number(entry.startsWith(prefix) ? entry.slice(prefix.length).split('-')[0] : NaN);
+    if (Number.isInteger(pid) && pid > 0 && !isAlive(pid)) {
+      await rm(path.join(TOOLS, entry), { recursive: true, force: true });
+    }
+  }
+  const tmp = path.join(TOOLS, `${prefix}${String(process.pid)}-${randomBytes(4).toString('hex')}`);
   await mkdir(tmp);
   try {
     const { stdout } = await run(
@@ -117,4 +122,14 @@ async function isExecutable(file: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as { code?: unknown }).code === 'EPERM';
+  }
 }
