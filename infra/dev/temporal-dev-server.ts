@@ -75,6 +75,10 @@ export async function startTemporalDevServer(
     'warn',
   ];
   args.push('--namespace', options.namespace);
+  // The dev server reads its transfer queue at most 20 times a second by default, so every new
+  // workflow task waits up to 50 ms for the next read: the largest single cost of a call on an
+  // idle machine (issue 14). A cluster's own setting is worth checking too (README, production).
+  args.push('--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000');
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   if (options.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort), '--ui-disable-news-fetch');
