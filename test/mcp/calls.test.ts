@@ -83,21 +83,25 @@ describe('tools/call', () => {
       expect(textOf(held)).toContain('same arguments');
       // The generic decision link: the hosted approval page shows this very request.
       expect(String(approval.url)).toMatch(/\/approvals\/review\/[A-Za-z0-9_-]{43}$/);
-      const page = await fetch(onTestApi(stack, String(approval.url)));
+      const pageUrl = onTestApi(stack, String(approval.url));
+      const page = await fetch(pageUrl);
       expect(page.status).toBe(200);
-      expect(await page.text()).toContain(input.title);
+      const pageText = await page.text();
+      expect(pageText).toContain(input.title);
 
       // Asked again while pending: the same approval, still nothing sent.
       const again = errorOf(await mcp.call('acme__create_task', input));
       expect((again.approval as { id: string }).id).toBe(approval.id);
       expect(await titles('u_ben')).not.toContain(input.title);
 
-      const approved = await stack.request(
-        stack.approver,
-        'POST',
-        `/v1/approvals/${String(approval.id)}/approve`,
-      );
-      expect(approved.status).toBe(200);
+      // A person approves it on that page, as its form posts.
+      const csrf = /name="csrf" value="([^"]+)"/.exec(pageText)?.[1] ?? '';
+      const decided = await fetch(pageUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ decision: 'approve', csrf }).toString(),
+      });
+      expect(decided.status).toBe(200);
       const before = stack.acme.demo.stats().apiRequests;
       const ran = await mcp.call('acme__create_task', input);
       expect(stack.acme.demo.stats().apiRequests - before).toBe(1);
@@ -109,6 +113,7 @@ describe('tools/call', () => {
       const view = await stack.request(stack.key, 'GET', `/v1/approvals/${String(approval.id)}`);
       expect(view.body).toMatchObject({
         status: 'approved',
+        decided_by: 'approval-link',
         request: { via: 'mcp', input },
       });
     });
