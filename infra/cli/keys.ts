@@ -16,6 +16,7 @@ import {
   findEnvironmentByName,
   listEnvironments,
 } from '../../activities/db/environments.js';
+import { listOutput } from './table.js';
 import type { Sql } from '../database/client.js';
 
 const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
@@ -53,11 +54,19 @@ export async function createEnvironmentCommand(sql: Sql, name: string): Promise<
   return `created environment ${environment.name} (${environment.id})`;
 }
 
-export async function listEnvironmentsCommand(sql: Sql): Promise<string> {
+export async function listEnvironmentsCommand(
+  sql: Sql,
+  options: { json?: boolean } = {},
+): Promise<string> {
   const environments = await listEnvironments(sql);
-  return (
-    environments.map((e) => `${e.name}\t${e.id}\t${e.createdAt.toISOString()}`).join('\n') ||
-    '(no environments)'
+  return listOutput(
+    environments.map((e) => ({ name: e.name, id: e.id, created_at: e.createdAt.toISOString() })),
+    [
+      ['NAME', (e) => e.name],
+      ['ID', (e) => e.id],
+      ['CREATED', (e) => e.created_at],
+    ],
+    { ...options, empty: '(no environments)' },
   );
 }
 
@@ -98,24 +107,37 @@ export async function createKeyCommand(sql: Sql, options: CreateKeyOptions): Pro
   ].join('\n');
 }
 
-export async function listKeysCommand(sql: Sql, env: string): Promise<string> {
+export async function listKeysCommand(
+  sql: Sql,
+  env: string,
+  options: { json?: boolean } = {},
+): Promise<string> {
   const environment = await findEnvironmentByName(sql, env);
   if (!environment) throw new Error(`no environment "${env}"`);
   const keys = await listApiKeys(sql, environment.id);
-  return (
-    keys
-      .map((k) =>
-        [
-          k.id,
-          `${k.prefix}…`,
-          k.name,
-          k.access,
-          k.agentId,
-          k.audience,
-          k.revokedAt ? 'revoked' : 'active',
-        ].join('\t'),
-      )
-      .join('\n') || '(no keys)'
+  return listOutput(
+    // Never the secret: only its recognisable prefix, which was shown with it.
+    keys.map((k) => ({
+      id: k.id,
+      prefix: `${k.prefix}…`,
+      name: k.name,
+      access: k.access,
+      scopes: k.scopes,
+      agent: k.agentId,
+      audience: k.audience,
+      status: k.revokedAt ? 'revoked' : 'active',
+      created_at: k.createdAt.toISOString(),
+    })),
+    [
+      ['ID', (k) => k.id],
+      ['PREFIX', (k) => k.prefix],
+      ['NAME', (k) => k.name],
+      ['ACCESS', (k) => k.access],
+      ['AGENT', (k) => k.agent],
+      ['AUDIENCE', (k) => k.audience],
+      ['STATUS', (k) => k.status],
+    ],
+    { ...options, empty: '(no keys)' },
   );
 }
 

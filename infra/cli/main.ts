@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError } from '../config.js';
 import {
@@ -28,6 +29,14 @@ import {
   type SetWebhookOptions,
 } from './webhooks.js';
 
+/** The version in package.json, which the CLI ships beside. */
+function packageVersion(): string {
+  const manifest = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ) as { version?: unknown };
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+}
+
 /** Runs a command; failures print their message (never a stack trace) and exit 1. */
 function action<A extends unknown[]>(run: (...args: A) => Promise<unknown>) {
   return async (...args: A) => {
@@ -47,6 +56,7 @@ const program = new Command('gatehouse')
   .description(
     'Gatehouse: act on third-party apps for your users, under policy, approval and audit.',
   )
+  .version(packageVersion(), '-V, --version', 'print the Gatehouse version')
   .showHelpAfterError();
 
 program
@@ -80,13 +90,23 @@ program
 const envs = program.command('envs').description('manage environments');
 envs
   .command('create')
+  .description('create an environment (its default policy is seeded)')
   .argument('<name>', 'environment name, e.g. production', parseEnvironmentName)
   .action(action((name: string) => withCliDatabase((sql) => createEnvironmentCommand(sql, name))));
-envs.command('list').action(action(() => withCliDatabase(listEnvironmentsCommand)));
+envs
+  .command('list')
+  .description('list the environments')
+  .option('--json', 'print JSON instead of a table')
+  .action(
+    action((options: { json?: boolean }) =>
+      withCliDatabase((sql) => listEnvironmentsCommand(sql, options)),
+    ),
+  );
 
 const keys = program.command('keys').description('manage API keys');
 keys
   .command('create')
+  .description('create an API key and print it once')
   .requiredOption('--env <name>', 'environment the key belongs to')
   .requiredOption('--access <level>', 'read_only | standard | full', parseAccess)
   .option(
@@ -102,22 +122,26 @@ keys
   );
 keys
   .command('list')
-  .requiredOption('--env <name>')
+  .description("list an environment's keys (never their secrets)")
+  .requiredOption('--env <name>', 'environment whose keys to list')
+  .option('--json', 'print JSON instead of a table')
   .action(
-    action((options: { env: string }) =>
-      withCliDatabase((sql) => listKeysCommand(sql, options.env)),
+    action((options: { env: string; json?: boolean }) =>
+      withCliDatabase((sql) => listKeysCommand(sql, options.env, options)),
     ),
   );
 keys
   .command('revoke')
+  .description('revoke a key at once')
   .argument('<id>', 'key id')
   .action(action((id: string) => withCliDatabase((sql) => revokeKeyCommand(sql, id))));
 
 const webhooks = program
   .command('webhooks')
-  .description("manage an environment's approval.decided webhook endpoint");
+  .description("manage an environment's webhook endpoint (approval.requested, approval.decided)");
 webhooks
   .command('set')
+  .description('point the environment at a webhook receiver (prints a new signing secret once)')
   .requiredOption('--env <name>', 'environment whose approvals are reported')
   .requiredOption('--url <url>', 'the receiver (http or https)')
   .option('--secret <whsec_…>', 'signing secret (default: a new one, printed once)')
@@ -129,7 +153,8 @@ webhooks
   );
 webhooks
   .command('show')
-  .requiredOption('--env <name>')
+  .description("show the environment's webhook receiver (never its secret)")
+  .requiredOption('--env <name>', 'environment whose receiver to show')
   .action(
     action(async (options: { env: string }) => {
       const settings = await webhookSettings();
@@ -138,7 +163,8 @@ webhooks
   );
 webhooks
   .command('remove')
-  .requiredOption('--env <name>')
+  .description("remove the environment's webhook receiver")
+  .requiredOption('--env <name>', 'environment whose receiver to remove')
   .action(
     action((options: { env: string }) =>
       withCliDatabase((sql) => removeWebhookCommand(sql, options.env)),

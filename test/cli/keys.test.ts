@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError } from 'commander';
 import { findCallerByKey } from '../../activities/db/api-keys.js';
@@ -55,7 +56,13 @@ describe('gatehouse envs', () => {
     );
     expect(() => parseEnvironmentName('Bad_Name')).toThrow(InvalidArgumentError);
     expect(() => parseEnvironmentName('Bad_Name')).toThrow(/names start with a-z/);
-    expect(await listEnvironmentsCommand(db.sql)).toMatch(/^staging\t/m);
+    const table = await listEnvironmentsCommand(db.sql);
+    expect(table.split('\n')[0]).toMatch(/^NAME +ID +CREATED$/);
+    expect(table).toMatch(/^staging +[0-9a-f-]{36} +\d{4}-/m);
+    const listed = JSON.parse(await listEnvironmentsCommand(db.sql, { json: true })) as {
+      name: string;
+    }[];
+    expect(listed.map((e) => e.name)).toContain('staging');
   });
 });
 
@@ -98,7 +105,16 @@ describe('gatehouse keys', () => {
 
     expect(await revokeKeyCommand(db.sql, id)).toBe(`revoked key ${id}`);
     expect(await status(key)).toBe(401);
-    expect(await listKeysCommand(db.sql, 'lifecycle')).toMatch(/\trevoked$/m);
+    const table = await listKeysCommand(db.sql, 'lifecycle');
+    expect(table.split('\n')[0]).toMatch(/^ID +PREFIX +NAME +ACCESS +AGENT +AUDIENCE +STATUS$/);
+    expect(table).toMatch(new RegExp(`^${id} .* revoked$`, 'm'));
+    const json = JSON.parse(await listKeysCommand(db.sql, 'lifecycle', { json: true })) as {
+      id: string;
+      status: string;
+      scopes: string[];
+    }[];
+    expect(json.find((k) => k.id === id)).toMatchObject({ status: 'revoked' });
+    expect(JSON.stringify(json)).not.toContain(key);
     await expect(revokeKeyCommand(db.sql, id)).rejects.toThrow(`no active key with id ${id}`);
   });
 
@@ -160,8 +176,13 @@ describe('the gatehouse binary', () => {
         stderr: 'gatehouse: environment "binary" already exists\n',
       });
       for (const result of [badOption, failed]) expect(result.stderr).not.toMatch(/\n\s+at /);
+      const version = await runCli(['--version'], env);
+      const manifest = JSON.parse(
+        readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+      ) as { version: string };
+      expect(version).toMatchObject({ code: 0, stdout: `${manifest.version}\n` });
     },
-    2 * CLI_RUN_BUDGET_MS,
+    3 * CLI_RUN_BUDGET_MS,
   );
 });
 
