@@ -25,6 +25,7 @@ import { connectSettingsRoutes } from './routes/connect-settings.js';
 import { connectionsRoutes } from './routes/connections.js';
 import { docsRoutes } from './routes/docs.js';
 import { fundedAccessRoutes } from './routes/funded-access.js';
+import { faviconRoutes } from './routes/favicon.js';
 import { healthRoutes } from './routes/health.js';
 import { mcpOAuthClientRoutes } from './routes/mcp-oauth-clients.js';
 import { mcpSessionRoutes } from './routes/mcp-sessions.js';
@@ -65,6 +66,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(jsonBody({ limitBytes: deps.config.api.bodyLimitBytes }));
 
   app.use(healthRoutes(deps));
+  app.use(faviconRoutes());
   app.use(docsRoutes({ publicUrl: deps.config.api.publicUrl }));
   // Matched case-insensitively, as the routes behind it are.
   app.use(['/connect', APPROVAL_PAGE_PATH], limits.pages);

@@ -78,8 +78,9 @@ export function requestLog(logger: Logger): HttpLogger {
     logger,
     genReqId: (_req, res) => (res as Response).locals.traceId,
     customProps: (_req, res) => ({ traceId: (res as Response).locals.traceId }),
-    customLogLevel: (_req, res, err) =>
-      err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+    // A 4xx is the caller's mistake or an expected answer (approval_required, a favicon): info,
+    // so the dev terminal (warnings and up) stays readable; the log file keeps every request.
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     autoLogging: { ignore: (req) => req.url === '/healthz' },
     serializers: {
       req: (req: SerializedRequest) => {

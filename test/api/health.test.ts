@@ -25,6 +25,15 @@ describe('health endpoints', () => {
     expect(await response.json()).toEqual({ status: 'ok' });
   });
 
+  it('serves a favicon under both names a browser asks for, without a key', async () => {
+    for (const path of ['/favicon.ico', '/favicon.svg']) {
+      const response = await fetch(`${api.url}${path}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+      expect(await response.text()).toMatch(/^<svg /);
+    }
+  });
+
   it('answers /readyz when Postgres and Temporal are reachable', async () => {
     const response = await fetch(`${api.url}/readyz`);
     expect(response.status).toBe(200);

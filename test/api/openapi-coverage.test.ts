@@ -52,7 +52,7 @@ function servedOperations(app: Express): string[] {
 
 /** Pages and machine endpoints that are not part of either interface. */
 const OUTSIDE_THE_INTERFACES =
-  /^(GET|POST|_ALL) \/(healthz|readyz|connect\/|approvals\/review\/|openapi\/|codec\/|mcp(\/|$))/;
+  /^(GET|POST|_ALL) \/(healthz|readyz|favicon\.(ico|svg)|connect\/|approvals\/review\/|openapi\/|codec\/|mcp(\/|$))/;
 
 beforeAll(async () => {
   db = await createTestDatabase();
