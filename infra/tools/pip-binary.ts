@@ -118,7 +118,8 @@ async function removeAbandoned(toolsDir: string, prefix: string): Promise<void> 
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this id exists (an install in progress owns its scratch folder). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

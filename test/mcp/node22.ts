@@ -10,6 +10,7 @@ import { access, constants, mkdir, readdir, rename, rm, stat, writeFile } from '
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { isAlive } from '../../infra/tools/pip-binary.js';
 
 const run = promisify(execFile);
 
@@ -122,14 +123,4 @@ async function isExecutable(file: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as { code?: unknown }).code === 'EPERM';
-  }
 }
