@@ -4,7 +4,7 @@ import { createMcpSession, revokeMcpSession } from '../../activities/db/mcp-sess
 import { findAction, findApp } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
 import { NotFoundError } from '../errors.js';
-import { authorize, callerOf } from '../http/authorize.js';
+import { authorize, callerOf, checkAccess } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { uuidString } from '../http/ids.js';
 import { parse } from '../http/validate.js';
@@ -56,7 +56,7 @@ function createSessionBody(maxTtlSeconds: number) {
           description:
             'Whether a held call’s result carries the hosted approval page’s link. Whoever opens it ' +
             'decides as the first approver the policy asks, so allow it only when the person at the ' +
-            'MCP client may decide the agent’s calls.',
+            'MCP client may decide the agent’s calls. Needs a key with scope approvals:decide.',
         }),
       include_unconnected_apps: z
         .boolean()
@@ -122,6 +122,11 @@ export function mcpSessionRoutes(deps: ApiDeps): Router {
   router.post('/v1/mcp/sessions', authorize({ operation: 'call' }), async (req, res) => {
     const caller = callerOf(res);
     const input = parse(body, req.body, 'body');
+    // A decision link decides as the approver it names: in the session of a key that may not
+    // decide (the agent's own, say) it would let the agent approve its own calls (DESIGN.md §3).
+    if (input.show_approval_links) {
+      checkAccess(caller, { operation: 'write', scope: 'approvals:decide' });
+    }
     const { session, secret } = await createMcpSession(deps.sql, {
       environmentId: caller.environmentId,
       keyId: caller.keyId,

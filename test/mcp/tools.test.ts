@@ -67,6 +67,27 @@ describe('minting a session', () => {
     expect(issues.map((issue) => issue.path)).toContain(field);
   });
 
+  it('refuses approval links to a key that may not decide: an agent would hold its own approval', async () => {
+    // A link decides as the approver it names; handed to the agent's own session it would let
+    // the agent approve its own held calls (DESIGN.md §3).
+    const refused = await stack.request(bot, 'POST', '/v1/mcp/sessions', {
+      body: { user: 'u_ann', show_approval_links: true },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({
+      code: 'insufficient_access',
+      required_scope: 'approvals:decide',
+    });
+    const [count] = await stack.db.sql<{ n: number }[]>`
+      select count(*)::int as n from mcp_sessions where key_id = ${bot.id}`;
+    expect(count?.n).toBe(0);
+    // Without links, the same key mints a session.
+    const plain = await stack.request(bot, 'POST', '/v1/mcp/sessions', {
+      body: { user: 'u_ann' },
+    });
+    expect(plain.status).toBe(201);
+  });
+
   it('is refused to a read-only key, which could not call', async () => {
     const readOnly = await createTestKey(stack.db.sql, { env: 'test', access: 'read_only' });
     const answer = await stack.request(readOnly, 'POST', '/v1/mcp/sessions', {
