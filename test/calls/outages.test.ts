@@ -6,7 +6,7 @@ import { startTemporalDevServer } from '../../infra/dev/temporal-dev-server.js';
 import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
 import type { CallSummary, governedCall } from '../../workflows/call.js';
 import { startTestApi } from '../support/api.js';
-import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
+import { answerOf, startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { childPidWith } from '../support/child-process.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase } from '../support/database.js';
@@ -40,17 +40,6 @@ async function answered<T>(what: string, pending: Promise<T>): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function asAnswer(response: Response): Promise<Answer> {
-  const text = await response.text();
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    body = { text };
-  }
-  return { status: response.status, headers: response.headers, body };
 }
 
 function expectUnavailable(answer: Answer, extra: Record<string, unknown> = {}): void {
@@ -179,7 +168,7 @@ describe('with Temporal unreachable', () => {
         Promise.all([
           stack.run('acme.list_tasks', { user: 'u_frozen' }),
           stack.request(stack.approver, 'POST', `/v1/approvals/${id}/reject`),
-          fetch(`${stack.api.url}/readyz`).then(asAnswer),
+          fetch(`${stack.api.url}/readyz`).then(answerOf),
         ]),
       );
     } finally {
@@ -217,7 +206,7 @@ describe('with Temporal unreachable', () => {
         method: 'POST',
         headers: { ...bearer(stack.key.key), 'content-type': 'application/json' },
         body: JSON.stringify({ user: 'u_refused' }),
-      }).then(asAnswer),
+      }).then(answerOf),
     );
     expectUnavailable(answer, { call_state: 'not_started' });
   }, 120_000);
@@ -248,7 +237,7 @@ describe('with Postgres unreachable', () => {
         method,
         headers: { ...bearer(key.key), 'content-type': 'application/json' },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }).then(asAnswer);
+      }).then(answerOf);
     return { db, proxy, api, send };
   }
 
@@ -264,7 +253,7 @@ describe('with Postgres unreachable', () => {
         Promise.all([
           send('GET', '/v1/users'),
           send('POST', '/v1/actions/acme.list_tasks/run', { user: 'u_pg' }),
-          fetch(`${api.url}/readyz`).then(asAnswer),
+          fetch(`${api.url}/readyz`).then(answerOf),
         ]),
       );
     } finally {

@@ -12,6 +12,18 @@ export interface Answer<B = Record<string, unknown>> {
   body: B;
 }
 
+/** A fetch response as tests read it: the JSON body, or `{text}` when it is not JSON. */
+export async function answerOf(response: Response): Promise<Answer> {
+  const text = await response.text();
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    body = { text };
+  }
+  return { status: response.status, headers: response.headers, body };
+}
+
 export interface CallStack {
   db: TestDatabase;
   acme: AcmeFixture;
@@ -98,14 +110,7 @@ export async function startCallStack(
         ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
         ...(opts.raw === undefined ? {} : { body: opts.raw }),
       });
-      const text = await response.text();
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        body = { text };
-      }
-      return { status: response.status, headers: response.headers, body };
+      return answerOf(response);
     },
     run(action, body, opts = {}) {
       return stack.request(opts.key ?? key, 'POST', `/v1/actions/${action}/run`, {
