@@ -238,7 +238,10 @@ describe('the hosted approval page', () => {
     const real = links.alice ?? '';
     const base = real.slice(0, real.lastIndexOf('/') + 1);
     const forged = `${base}${randomBytes(32).toString('base64url')}`;
-    for (const url of [forged, `${base}not-a-token`, `${real.slice(0, -1)}A`]) {
+    // One character changed; the replacement must differ from the real last
+    // character, which is 'A' for one link in sixteen.
+    const oneOff = `${real.slice(0, -1)}${real.endsWith('A') ? 'E' : 'A'}`;
+    for (const url of [forged, `${base}not-a-token`, oneOff]) {
       const page = await open(url);
       expectBrandedPage(page, 404);
       expect(page.text).toContain('This link is not valid');
