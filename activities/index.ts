@@ -5,12 +5,14 @@ import type { Logger } from '../infra/logger.js';
 import { callRecordActivities } from './calls/call-records.js';
 import { prepareCallActivity } from './calls/prepare-call.js';
 import { callUpstreamActivity } from './calls/upstream-request.js';
+import { serveReadActivity } from './calls/serve-read.js';
 import { connectionRecordActivities } from './connections/records.js';
 import { checkDatabaseActivity } from './health/check-database.js';
 import { exchangeCodeActivity } from './oauth/exchange-code.js';
 import { refreshTokensActivity } from './oauth/refresh-tokens.js';
 import { revokeAtProviderActivity } from './oauth/revoke-at-provider.js';
 import { webhookActivities } from './webhooks/webhook-activities.js';
+import { startApprovalDeliveryActivity } from './webhooks/start-delivery.js';
 
 export interface ActivityDeps {
   sql: Sql;
@@ -25,16 +27,20 @@ export interface ActivityDeps {
  * the same code. Workflows see this object's type only.
  */
 export function createActivities(deps: ActivityDeps) {
+  const prepareCall = prepareCallActivity(deps.sql);
+  const callUpstream = callUpstreamActivity(deps);
   return {
     checkDatabase: checkDatabaseActivity(deps.sql),
     exchangeCode: exchangeCodeActivity(deps),
     refreshTokens: refreshTokensActivity(deps),
     revokeAtProvider: revokeAtProviderActivity(deps),
     ...connectionRecordActivities(deps.sql),
-    prepareCall: prepareCallActivity(deps.sql),
-    callUpstream: callUpstreamActivity(deps),
+    prepareCall,
+    callUpstream,
+    serveRead: serveReadActivity({ sql: deps.sql, prepare: prepareCall, callUpstream }),
     ...callRecordActivities(deps.sql),
     ...webhookActivities(deps),
+    startApprovalDelivery: startApprovalDeliveryActivity(deps.temporal),
   };
 }
 

@@ -118,3 +118,16 @@ export const ANSWER_ENDED: Settled = {
   reason: 'call ended before it ran',
   response: null,
 };
+
+/** The call did not start while a caller still waited for it: nothing reached the app. */
+export const ANSWER_NOT_RUN: Settled = {
+  answer: {
+    kind: 'error',
+    code: 'service_unavailable',
+    message: 'Gatehouse could not start the call in time; it did not run. Send it again.',
+    extra: { call_state: 'not_started', retry_after: '2' },
+  },
+  decision: 'failed',
+  reason: 'service_unavailable: the call did not start in time',
+  response: null,
+};

@@ -9,15 +9,15 @@
  *                                   rejected    → identical calls are denied until the expiry
  *                                   expired     → the workflow ends; the next call asks anew
  *
+ * An allowed read is prepared, served and audited in one local activity (issue 14).
+ *
  * The workflow id is `call/<environment>/<fingerprint>`, so identical calls meet here: each HTTP
  * request is an Update (`call`) whose result is its answer, and every one is audited.
  */
 import {
-  ActivityFailure,
   ApplicationFailure,
   ParentClosePolicy,
   type ActivityOptions,
-  TimeoutFailure,
   allHandlersFinished,
   condition,
   patched,
@@ -32,9 +32,8 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities/index.js';
 import type { AuditContext } from '../activities/calls/call-records.js';
+import type { ReadStep } from '../activities/calls/serve-read.js';
 import {
-  UPSTREAM_TIMEOUT,
-  UPSTREAM_UNREACHABLE,
   type ApprovalView,
   type AuditDecision,
   type CallAnswer,
@@ -42,7 +41,6 @@ import {
   type CallTicket,
   type DecisionInput,
   type Preparation,
-  type UpstreamFailureDetails,
 } from './call-types.js';
 import {
   APPROVAL_NOT_PENDING,
@@ -55,22 +53,16 @@ import {
 } from './call-messages.js';
 import {
   ANSWER_ENDED,
-  ANSWER_INTERNAL_FAILURE,
+  ANSWER_NOT_RUN,
   answerDenied,
   answerHeld,
   answerRejected,
   answerStopped,
-  answerTooLarge,
 } from './call-answers.js';
 import { deciderRefusal } from './decider-rules.js';
 import { searchAttributes } from './search-attributes.js';
-import {
-  settleAction,
-  settleProxy,
-  upstreamFailure,
-  withWriteUncertainty,
-  type Settled,
-} from './upstream-answer.js';
+import type { Settled } from './upstream-answer.js';
+import { settleFailure, settleOutcome } from './upstream-settlement.js';
 import { approvalDecidedWebhook, approvalRequestedWebhook } from './webhook.js';
 
 const records = proxyLocalActivities<Activities>({
@@ -115,6 +107,15 @@ const upstreamFor = {
 };
 
 /**
+ * An allowed read in one local activity: prepare, call the app, audit (issue 14). Tried whole
+ * up to READ_ATTEMPTS times (activities/calls/serve-read.ts), as the read activity was.
+ */
+const oneStep = proxyLocalActivities<Activities>({
+  startToCloseTimeout,
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
+});
+
+/**
  * A write that must start by `startBy` (epoch ms) or not at all: queued while no worker polls, it
  * would otherwise reach the app long after its callers were told it failed (issue 11).
  */
@@ -137,19 +138,6 @@ function refuseLate(deadline: number | undefined): void {
     );
   }
 }
-
-/** The call did not start while a caller still waited for it: nothing reached the app. */
-const ANSWER_NOT_RUN: Settled = {
-  answer: {
-    kind: 'error',
-    code: 'service_unavailable',
-    message: 'Gatehouse could not start the call in time; it did not run. Send it again.',
-    extra: { call_state: 'not_started', retry_after: '2' },
-  },
-  decision: 'failed',
-  reason: 'service_unavailable: the call did not start in time',
-  response: null,
-};
 
 interface HeldState {
   approval: ApprovalView | null;
@@ -188,7 +176,11 @@ export interface CallSummary {
   approvalStatus: ApprovalView['status'] | null;
 }
 
-export async function governedCall(call: CallRequest): Promise<CallSummary> {
+/**
+ * `first`: the ticket of the Update that starts the workflow (update-with-start sends both), so
+ * the first step can carry it; absent from calls started before it was sent.
+ */
+export async function governedCall(call: CallRequest, first?: CallTicket): Promise<CallSummary> {
   let phase: Phase = 'evaluating';
   let waiting: Waiter[] = [];
   /** What callers get while the call is held or rejected: answered at once, no waiting. */
@@ -221,15 +213,18 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
       })),
     );
 
-  /** Answers every caller waiting so far, after their audit rows are written. */
-  async function settle(settled: Settled): Promise<void> {
+  /**
+   * Answers every caller waiting so far, after their audit rows are written (`audited`: the one
+   * request whose row the one-step read already wrote).
+   */
+  async function settle(settled: Settled, audited: string | null = null): Promise<void> {
     const batch = waiting;
     waiting = [];
     outcome = settled.decision;
-    await audit(
-      batch.map((waiter) => waiter.ticket),
-      settled,
-    );
+    const unrecorded = batch
+      .map((waiter) => waiter.ticket)
+      .filter((ticket) => ticket.requestId !== audited);
+    if (unrecorded.length > 0) await audit(unrecorded, settled);
     for (const waiter of batch) waiter.answer = settled.answer;
   }
 
@@ -279,17 +274,22 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
       }
       held.approval = decided;
       held.decision = status;
-      webhook = startChild(approvalDecidedWebhook, {
-        workflowId: `webhook/approval.decided/${decided.id}`,
-        args: [
-          {
-            environmentId: call.environmentId,
-            approvalId: decided.id,
-            eventId: `evt_${decided.id}`,
-          },
-        ],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
+      const event = {
+        environmentId: call.environmentId,
+        approvalId: decided.id,
+        eventId: `evt_${decided.id}`,
+      };
+      // Not awaited here: the decider's answer does not wait for the delivery's start (end()
+      // does). Started from a local activity rather than as a child since issue 14, which spares
+      // the approved retry a failed workflow task and a replay; decisions taken before replay
+      // as they ran.
+      webhook = patched('decided-webhook-from-activity')
+        ? servedRecords.startApprovalDelivery('approval.decided', event)
+        : startChild(approvalDecidedWebhook, {
+            workflowId: `webhook/approval.decided/${decided.id}`,
+            args: [event],
+            parentClosePolicy: ParentClosePolicy.ABANDON,
+          });
       return decided;
     },
     {
@@ -324,61 +324,16 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
     try {
       const callUpstream = target.scope === 'read' ? upstreamFor.read : writeStartingBy(startBy);
       const result = await callUpstream({ connectionId: preparation.connectionId, target });
-      switch (result.kind) {
-        case 'connection':
-          // The token could not be refreshed because the app's token endpoint is down.
-          if (result.status === 'unavailable') {
-            const settled = upstreamFailure('upstream_unavailable', 503);
-            return withWriteUncertainty(settled, target.scope, false);
-          }
-          return answerStopped({
-            ok: false,
-            code: result.status === 'expired' ? 'connection_expired' : 'connection_required',
-            connectedUserId: preparation.connectedUserId,
-            connectionId: preparation.connectionId,
-          });
-        case 'too_large':
-          return answerTooLarge(result.status, result.limitBytes);
-        case 'response': {
-          const settled = target.kind === 'proxy' ? settleProxy(result) : settleAction(result);
-          // The app answered 502 or 504 itself: a gateway that may have passed the write on.
-          return withWriteUncertainty(settled, target.scope, result.status !== 503);
-        }
-      }
+      return settleOutcome(result, target, preparation);
     } catch (error) {
-      // A regular activity's failure comes wrapped in an ActivityFailure; a local one's does not.
-      // Anything else (an activity failing for reasons of ours) is answered as internal_error.
-      const cause = error instanceof ActivityFailure ? error.cause : error;
-      // No worker took the write before its callers' deadline: it was never sent.
-      if (cause instanceof TimeoutFailure && cause.timeoutType === 'SCHEDULE_TO_START') {
-        return ANSWER_NOT_RUN;
-      }
-      // Whether the request may have reached the app; a lost worker's write may have.
-      const sent =
-        cause instanceof ApplicationFailure
-          ? ((cause.details?.[0] as UpstreamFailureDetails | undefined)?.sent ?? true)
-          : true;
-      if (cause instanceof ApplicationFailure && cause.type === UPSTREAM_TIMEOUT) {
-        return withWriteUncertainty(upstreamFailure('upstream_timeout', 504), target.scope, sent);
-      }
-      if (cause instanceof ApplicationFailure && cause.type === UPSTREAM_UNREACHABLE) {
-        return withWriteUncertainty(
-          upstreamFailure('upstream_unavailable', 503),
-          target.scope,
-          sent,
-        );
-      }
-      if (cause instanceof TimeoutFailure) {
-        return withWriteUncertainty(upstreamFailure('upstream_timeout', 504), target.scope, true);
-      }
-      return ANSWER_INTERNAL_FAILURE;
+      return settleFailure(error, target);
     }
   }
 
-  async function end(settled: Settled | null): Promise<CallSummary> {
+  async function end(settled: Settled | null, audited: string | null = null): Promise<CallSummary> {
     phase = 'ended';
     if (settled) {
-      await settle(settled);
+      await settle(settled, audited);
       // The operator's filter agrees with the audit log: an allowed call the app failed is failed.
       if (settled.decision === 'failed') {
         upsertSearchAttributes([{ key: searchAttributes.decision, value: 'failed' }]);
@@ -395,13 +350,53 @@ export async function governedCall(call: CallRequest): Promise<CallSummary> {
     };
   }
 
-  const preparation = await records.prepareCall(call);
-  context = {
-    connectedUserId: preparation.connectedUserId,
-    connectionId: preparation.connectionId,
-    policyId: preparation.ok ? preparation.policyId : null,
-    policyVersion: preparation.ok ? preparation.policyVersion : null,
-  };
+  /**
+   * The call's connection and policy verdict. An allowed read started with its first ticket is
+   * also served and audited in the same local activity (issue 14); calls started before that
+   * replay as they ran (`patched`).
+   */
+  async function prepare(): Promise<
+    | { kind: 'prepared'; preparation: Preparation }
+    | { kind: 'served'; step: ReadStep & { kind: 'served' } }
+    | { kind: 'failed'; settled: Settled }
+  > {
+    if (!(first && call.target.scope === 'read' && patched('allowed-read-in-one-step'))) {
+      return { kind: 'prepared', preparation: await records.prepareCall(call) };
+    }
+    let step: ReadStep;
+    try {
+      step = await oneStep.serveRead(call, first);
+    } catch (error) {
+      // Every attempt failed before an answer could be settled (Postgres unreachable while
+      // preparing, or the attempt timed out): answered and audited as the failure it was.
+      return { kind: 'failed', settled: settleFailure(error, call.target) };
+    }
+    return step.kind === 'served'
+      ? { kind: 'served', step }
+      : { kind: 'prepared', preparation: step.preparation };
+  }
+
+  const prepared = await prepare();
+  if (prepared.kind !== 'failed') {
+    const known = prepared.kind === 'served' ? prepared.step.preparation : prepared.preparation;
+    context = {
+      connectedUserId: known.connectedUserId,
+      connectionId: known.connectionId,
+      policyId: known.ok ? known.policyId : null,
+      policyVersion: known.ok ? known.policyVersion : null,
+    };
+  }
+  if (prepared.kind === 'served') {
+    const { settled } = prepared.step;
+    phase = 'running';
+    // end() labels a failed one `failed`: one attribute write either way.
+    if (settled.decision !== 'failed') {
+      upsertSearchAttributes([{ key: searchAttributes.decision, value: 'allowed' }]);
+    }
+    return end(settled, prepared.step.audited ? (first?.requestId ?? null) : null);
+  }
+  if (prepared.kind === 'failed') return end(prepared.settled);
+  const preparation = prepared.preparation;
   // Labelled `failed` by end(), as every call the service stopped.
   if (!preparation.ok) return end(answerStopped(preparation));
 

@@ -5,3 +5,4 @@ export { refreshConnection } from './refresh.js';
 export { revokeConnection, deleteConnectedUser } from './revoke.js';
 export { governedCall } from './call.js';
 export { approvalDecidedWebhook, approvalRequestedWebhook } from './webhook.js';
+export { engineFloor } from './engine-floor.js';

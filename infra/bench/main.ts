@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { runScenarios, type Results, type Settings } from './scenarios.js';
+import { runScenarios, type Results, type Settings, type Throughput } from './scenarios.js';
 import { startBenchStack } from './stack.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -17,6 +17,7 @@ const MODES: Record<'quick' | 'full', Settings> = {
     approvalRounds: 30,
     throughputSeconds: 5,
     concurrencies: [1, 8, 32, 128],
+    comparedConcurrencies: [8, 32],
     stormSize: 200,
   },
   full: {
@@ -25,6 +26,7 @@ const MODES: Record<'quick' | 'full', Settings> = {
     approvalRounds: 200,
     throughputSeconds: 30,
     concurrencies: [1, 8, 32, 128],
+    comparedConcurrencies: [8, 32],
     stormSize: 200,
   },
 };
@@ -51,24 +53,11 @@ async function versions(): Promise<Record<string, string>> {
   };
 }
 
-const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
 
-function table(results: Results): string {
-  const rows: [string, ...(string | number)[]][] = [
-    ['scenario', 'requests', 'errors', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'req/s'],
-  ];
-  const add = (name: string, m: Results['direct']) =>
-    rows.push([name, m.requests, m.errors, m.p50, m.p90, m.p99, m.max, m.throughput]);
-  add('direct (demo app)', results.direct);
-  add('action, allowed', results.action);
-  add('MCP tools/call, allowed', results.mcp);
-  add('proxy, allowed', results.proxy);
-  add('approval round trip', results.approvalRoundTrip);
-  for (const t of results.throughput) add(`throughput c=${String(t.concurrency)}`, t);
-  add(
-    `refresh storm (${String(results.refreshStorm.tokenRequests)} token req)`,
-    results.refreshStorm,
-  );
+type Row = [string, ...(string | number)[]];
+
+function columns(rows: Row[]): string {
   const header = rows[0] ?? [];
   const widths = header.map((_, i) => Math.max(...rows.map((row) => String(row[i]).length)));
   return rows
@@ -76,19 +65,122 @@ function table(results: Results): string {
     .join('\n');
 }
 
+function table(results: Results): string {
+  const rows: Row[] = [
+    ['scenario', 'requests', 'errors', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'req/s'],
+  ];
+  const add = (name: string, m: Results['direct']) =>
+    rows.push([name, m.requests, m.errors, m.p50, m.p90, m.p99, m.max, m.throughput]);
+  add('direct (demo app)', results.direct);
+  add('engine floor (empty workflow)', results.floor);
+  add('action, allowed', results.action);
+  add('MCP tools/call, allowed', results.mcp);
+  add('proxy, allowed', results.proxy);
+  add('approval round trip', results.approvalRoundTrip);
+  for (const [name, runs] of Object.entries(results.throughput)) {
+    for (const t of runs) add(`${name} throughput c=${String(t.concurrency)}`, t);
+  }
+  add(
+    `refresh storm (${String(results.refreshStorm.tokenRequests)} token req)`,
+    results.refreshStorm,
+  );
+  return columns(rows);
+}
+
+/** CPU ms per call by process, and Postgres transactions per call, at each compared load. */
+function costTable(results: Results): string {
+  const rows: Row[] = [
+    ['cost per call', 'api ms', 'worker ms', 'temporal ms', 'postgres ms', 'total ms', 'pg tx'],
+  ];
+  for (const [name, runs] of Object.entries(results.throughput)) {
+    for (const t of runs) {
+      const cpu = t.cost.cpuMsPerCall;
+      rows.push([
+        `${name} c=${String(t.concurrency)}`,
+        cpu.api,
+        cpu.worker,
+        cpu.temporal,
+        cpu.postgres,
+        cpu.total,
+        t.cost.postgresTransactionsPerCall,
+      ]);
+    }
+  }
+  return columns(rows);
+}
+
+const at = (runs: Throughput[], concurrency: number) =>
+  runs.find((t) => t.concurrency === concurrency)?.throughput ?? 0;
+
+/** Gatehouse ÷ the engine floor, from one run (issue 14), with the goals they are held to. */
+function floorRatios(results: Results) {
+  const { floor, action, proxy } = results.throughput;
+  const ratios = {
+    actionP50OverFloor: ratio(results.action.p50, results.floor.p50),
+    proxyP50OverFloor: ratio(results.proxy.p50, results.floor.p50),
+    approvalRoundTripP50OverFloor: ratio(results.approvalRoundTrip.p50, results.floor.p50),
+    actionRunsC8OverFloor: ratio(at(action, 8), at(floor, 8)),
+    actionRunsC32OverFloor: ratio(at(action, 32), at(floor, 32)),
+    proxyRunsC8OverFloor: ratio(at(proxy, 8), at(floor, 8)),
+    proxyRunsC32OverFloor: ratio(at(proxy, 32), at(floor, 32)),
+    proxyP50OverActionP50: ratio(results.proxy.p50, results.action.p50),
+    proxyRunsC32OverAction: ratio(at(proxy, 32), at(action, 32)),
+  };
+  const goals: { goal: string; value: number; met: boolean }[] = [
+    {
+      goal: 'action runs/s c=32 ≥ 0.9× floor',
+      value: ratios.actionRunsC32OverFloor,
+      met: ratios.actionRunsC32OverFloor >= 0.9,
+    },
+    {
+      goal: 'proxy runs/s c=32 ≥ 0.9× floor',
+      value: ratios.proxyRunsC32OverFloor,
+      met: ratios.proxyRunsC32OverFloor >= 0.9,
+    },
+    {
+      goal: 'action p50 c=1 ≤ 1.2× floor',
+      value: ratios.actionP50OverFloor,
+      met: ratios.actionP50OverFloor <= 1.2,
+    },
+    {
+      goal: 'proxy p50 c=1 ≤ 1.2× floor',
+      value: ratios.proxyP50OverFloor,
+      met: ratios.proxyP50OverFloor <= 1.2,
+    },
+    {
+      goal: 'proxy p50 within 10% of actions',
+      value: ratios.proxyP50OverActionP50,
+      met: Math.abs(ratios.proxyP50OverActionP50 - 1) <= 0.1,
+    },
+    {
+      goal: 'approval round trip p50 ≤ 2.5× floor',
+      value: ratios.approvalRoundTripP50OverFloor,
+      met: ratios.approvalRoundTripP50OverFloor <= 2.5,
+    },
+    {
+      goal: 'refresh storm: exactly 1 token request',
+      value: results.refreshStorm.tokenRequests,
+      met: results.refreshStorm.tokenRequests === 1,
+    },
+  ];
+  return { ratios, goals };
+}
+
 /**
- * `npm run bench [-- --quick]`: what a call through Gatehouse costs next to calling the app
- * directly, measured on one machine in one run (DESIGN.md; issue "Benchmarks").
+ * `npm run bench [-- --quick] [-- --scale-out]`: what a call through Gatehouse costs next to
+ * the engine's own floor and to calling the app directly, measured on one machine in one run.
  */
 async function main(): Promise<void> {
   const mode = process.argv.includes('--quick') ? 'quick' : 'full';
+  const scaleOut = process.argv.includes('--scale-out');
   const settings = MODES[mode];
   const started = performance.now();
   const log = (line: string) => {
     process.stdout.write(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
   };
-  log(`starting the stack (${mode} mode)`);
-  const stack = await startBenchStack({ poolSize: 20 });
+  log(`starting the stack (${mode} mode${scaleOut ? ', 2 API and 2 worker processes' : ''})`);
+  const processes = scaleOut ? 2 : 1;
+  const stack = await startBenchStack({ poolSize: 20, apis: processes, workers: processes });
   let results: Results;
   try {
     results = await runScenarios(stack, settings, log);
@@ -98,6 +190,7 @@ async function main(): Promise<void> {
   const report = {
     time: new Date().toISOString(),
     mode,
+    scaleOut,
     machine: {
       cores: os.cpus().length,
       cpu: os.cpus()[0]?.model ?? 'unknown',
@@ -113,13 +206,22 @@ async function main(): Promise<void> {
       actionOverheadP50Ms: Math.round((results.action.p50 - results.direct.p50) * 1000) / 1000,
       proxyOverheadP50Ms: Math.round((results.proxy.p50 - results.direct.p50) * 1000) / 1000,
     },
+    floor: floorRatios(results),
     results,
   };
   await mkdir(resultsDir, { recursive: true });
   const file = path.join(resultsDir, `${report.time.replace(/[:.]/g, '-')}.json`);
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
 
-  process.stdout.write(`\n${table(results)}\n\n`);
+  process.stdout.write(`\n${table(results)}\n\n${costTable(results)}\n\n`);
+  for (const goal of report.floor.goals) {
+    process.stdout.write(
+      `${goal.met ? 'met    ' : 'not met'}  ${goal.goal}: ${String(goal.value)}\n`,
+    );
+  }
+  process.stdout.write(
+    `refresh storm p99 ${String(results.refreshStorm.p99)} ms, ${String(results.refreshStorm.errors)} errors\n\n`,
+  );
   process.stdout.write(
     `action p50 / direct p50 = ${String(report.ratios.actionOverDirectP50)} ` +
       `(+${String(report.ratios.actionOverheadP50Ms)} ms); proxy p50 / direct p50 = ` +

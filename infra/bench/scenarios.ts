@@ -1,25 +1,42 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { BenchStack } from './stack.js';
-import { measure, summarize, type Measurement } from './measure.js';
+import { floorCall } from './engine-floor.js';
+import { measure, summarize, type Measurement, type Request } from './measure.js';
+import { cpuByRole, cpuPerCall, type CpuMs } from './process-cpu.js';
+import { transactions } from './postgres-stats.js';
 
 export interface Settings {
   warmup: number;
   latencyRequests: number;
   approvalRounds: number;
   throughputSeconds: number;
+  /** Allowed action runs at each. */
   concurrencies: number[];
+  /** The engine floor, actions and the proxy side by side at each (issue 14). */
+  comparedConcurrencies: number[];
   stormSize: number;
 }
 
+/** What one call cost the machine during a throughput run, by process. */
+export interface Cost {
+  cpuMsPerCall: CpuMs & { total: number };
+  /** Transactions per call in the service's database (every autocommit statement is one). */
+  postgresTransactionsPerCall: number;
+}
+
+export type Throughput = Measurement & { concurrency: number; cost: Cost };
+
 export interface Results {
   direct: Measurement;
+  /** An empty update-with-start workflow: the engine's own round trip, Gatehouse's floor. */
+  floor: Measurement;
   action: Measurement;
   /** The same allowed read as `action`, as an MCP client sends it: `tools/call` (issue 13). */
   mcp: Measurement;
   proxy: Measurement;
   approvalRoundTrip: Measurement;
-  throughput: (Measurement & { concurrency: number })[];
+  throughput: { floor: Throughput[]; action: Throughput[]; proxy: Throughput[] };
   refreshStorm: Measurement & { tokenRequests: number };
 }
 
@@ -30,6 +47,9 @@ export interface Results {
 function client(stack: BenchStack) {
   const auth = { authorization: `Bearer ${stack.key}` };
   const json = { ...auth, 'content-type': 'application/json' };
+  // With several API processes (--scale-out), requests take turns, as behind a load balancer.
+  let turn = 0;
+  const api = () => stack.apiUrls[turn++ % stack.apiUrls.length] ?? '';
   return {
     async direct(): Promise<boolean> {
       const response = await fetch(`${stack.demo.url}/tasks`, {
@@ -39,7 +59,7 @@ function client(stack: BenchStack) {
       return response.status === 200;
     },
     async run(action: string, input: object, key: string = randomUUID()): Promise<number> {
-      const response = await fetch(`${stack.apiUrl}/v1/actions/${action}/run`, {
+      const response = await fetch(`${api()}/v1/actions/${action}/run`, {
         method: 'POST',
         headers: { ...json, 'idempotency-key': key },
         body: JSON.stringify({ user: stack.user, input }),
@@ -49,7 +69,7 @@ function client(stack: BenchStack) {
     },
     /** An MCP session for the user, minted as a backend would for its agent. */
     async mcpSession(): Promise<string> {
-      const response = await fetch(`${stack.apiUrl}/v1/mcp/sessions`, {
+      const response = await fetch(`${api()}/v1/mcp/sessions`, {
         method: 'POST',
         headers: json,
         body: JSON.stringify({ user: stack.user }),
@@ -85,14 +105,14 @@ function client(stack: BenchStack) {
       return message.result?.structuredContent?.ok === true;
     },
     async proxy(): Promise<boolean> {
-      const response = await fetch(`${stack.apiUrl}/v1/proxy/acme/tasks`, {
+      const response = await fetch(`${api()}/v1/proxy/acme/tasks`, {
         headers: { ...auth, 'service-user': stack.user, 'idempotency-key': randomUUID() },
       });
       await response.arrayBuffer();
       return response.status === 200;
     },
     async heldApprovalId(key: string): Promise<string | null> {
-      const response = await fetch(`${stack.apiUrl}/v1/actions/acme.create_task/run`, {
+      const response = await fetch(`${api()}/v1/actions/acme.create_task/run`, {
         method: 'POST',
         headers: { ...json, 'idempotency-key': key },
         body: JSON.stringify({ user: stack.user, input: { title: `bench ${key}` } }),
@@ -102,7 +122,7 @@ function client(stack: BenchStack) {
     },
     /** Four eyes (DESIGN.md §3): the agent whose call is held cannot decide it. */
     async approve(id: string): Promise<boolean> {
-      const response = await fetch(`${stack.apiUrl}/v1/approvals/${id}/approve`, {
+      const response = await fetch(`${api()}/v1/approvals/${id}/approve`, {
         method: 'POST',
         headers: { authorization: `Bearer ${stack.approverKey}` },
       });
@@ -115,23 +135,50 @@ function client(stack: BenchStack) {
 const read = (c: ReturnType<typeof client>) => async () =>
   (await c.run('acme.list_tasks', {})) === 200;
 
+/** A throughput run, with what its calls cost each process of the stack. */
+async function throughputOf(
+  stack: BenchStack,
+  request: Request,
+  concurrency: number,
+  seconds: number,
+): Promise<Throughput> {
+  const [cpuBefore, txBefore] = [await cpuByRole(), await transactions(stack.sql)];
+  const result = await measure(request, { concurrency, durationMs: seconds * 1000 });
+  const [cpuAfter, txAfter] = [await cpuByRole(), await transactions(stack.sql)];
+  // The two statistics reads are this benchmark's own.
+  const tx = Math.max(0, txAfter - txBefore - 2);
+  return {
+    concurrency,
+    ...result,
+    cost: {
+      cpuMsPerCall: cpuPerCall(cpuBefore, cpuAfter, result.requests),
+      postgresTransactionsPerCall:
+        result.requests === 0 ? 0 : Math.round((tx / result.requests) * 100) / 100,
+    },
+  };
+}
+
 export async function runScenarios(
   stack: BenchStack,
   settings: Settings,
   progress: (line: string) => void,
 ): Promise<Results> {
   const c = client(stack);
+  const floorRequest = floorCall(stack.temporal, stack.config.temporal.taskQueue);
   const sequential = { concurrency: 1, count: settings.latencyRequests };
   const mcpUrl = await c.mcpSession();
 
   progress('warming up');
   await measure(() => c.direct(), { concurrency: 4, count: settings.warmup });
+  await measure(floorRequest, { concurrency: 4, count: settings.warmup });
   await measure(read(c), { concurrency: 4, count: settings.warmup });
   await measure(() => c.proxy(), { concurrency: 4, count: settings.warmup });
   await measure((i) => c.mcpRead(mcpUrl, i), { concurrency: 4, count: settings.warmup });
 
   progress('direct: the demo app with a valid token');
   const direct = await measure(() => c.direct(), sequential);
+  progress('engine floor: an empty workflow by update-with-start');
+  const floor = await measure(floorRequest, sequential);
   progress('action, allowed: POST /v1/actions/acme.list_tasks/run');
   const action = await measure(read(c), sequential);
   progress('MCP, allowed: tools/call acme__list_tasks');
@@ -158,14 +205,18 @@ export async function runScenarios(
   }
   const approvalRoundTrip = summarize(rounds, roundErrors, performance.now() - roundsStarted);
 
-  const throughput: Results['throughput'] = [];
+  const throughput: Results['throughput'] = { floor: [], action: [], proxy: [] };
+  const seconds = settings.throughputSeconds;
+  for (const concurrency of settings.comparedConcurrencies) {
+    progress(`throughput at concurrency ${String(concurrency)}: floor, action, proxy`);
+    throughput.floor.push(await throughputOf(stack, floorRequest, concurrency, seconds));
+    throughput.action.push(await throughputOf(stack, read(c), concurrency, seconds));
+    throughput.proxy.push(await throughputOf(stack, () => c.proxy(), concurrency, seconds));
+  }
   for (const concurrency of settings.concurrencies) {
+    if (settings.comparedConcurrencies.includes(concurrency)) continue;
     progress(`throughput: allowed runs at concurrency ${String(concurrency)}`);
-    const result = await measure(read(c), {
-      concurrency,
-      durationMs: settings.throughputSeconds * 1000,
-    });
-    throughput.push({ concurrency, ...result });
+    throughput.action.push(await throughputOf(stack, read(c), concurrency, seconds));
   }
 
   progress(`refresh storm: ${String(settings.stormSize)} concurrent calls on an expired token`);
@@ -181,6 +232,7 @@ export async function runScenarios(
 
   return {
     direct,
+    floor,
     action,
     mcp,
     proxy,

@@ -16,11 +16,16 @@ import { freePort } from '../dev/free-port.js';
 import { startTemporalDevServer } from '../dev/temporal-dev-server.js';
 import { resolveTemporalCli } from '../tools/temporal-binaries.js';
 import { startService, untilReady } from './processes.js';
+import { connectClient } from '../temporal/connection.js';
+import type { Client } from '@temporalio/client';
 
 export interface BenchStack {
   config: Config;
   sql: Sql;
-  apiUrl: string;
+  /** One per API process; the load takes turns. */
+  apiUrls: string[];
+  /** A Temporal client as the API makes it, for the engine-floor scenario. */
+  temporal: Client;
   demo: DemoApp;
   /** The calling agent's key: standard, as an agent's key should be (DESIGN.md §3). */
   key: string;
@@ -39,7 +44,12 @@ export interface BenchStack {
  * an in-memory Temporal dev server, the worker, the API and the demo app, each on a free port,
  * with one user connected through the real hosted connect flow.
  */
-export async function startBenchStack(options: { poolSize: number }): Promise<BenchStack> {
+export async function startBenchStack(options: {
+  poolSize: number;
+  /** Processes of each kind: 1 each, or 2 each for --scale-out. */
+  apis: number;
+  workers: number;
+}): Promise<BenchStack> {
   const stops: (() => Promise<unknown>)[] = [];
   const stop = async () => {
     for (const step of stops.reverse()) await step().catch(() => undefined);
@@ -112,12 +122,30 @@ export async function startBenchStack(options: { poolSize: number }): Promise<Be
     const approverKey = await keyOf('bench-approver', 'full');
 
     // The API and the worker run as the production processes do, each with its own event loop.
-    const worker = startService('worker', env);
-    stops.push(() => worker.stop());
-    const apiService = startService('api', env);
-    stops.push(() => apiService.stop());
+    // Any number of each share one Temporal and one Postgres: they keep no state of their own.
+    for (let i = 0; i < options.workers; i++) {
+      const worker = startService('worker', env);
+      stops.push(() => worker.stop());
+    }
+    const apiUrls = [config.api.publicUrl];
+    const first = startService('api', env);
+    stops.push(() => first.stop());
+    for (let i = 1; i < options.apis; i++) {
+      // Every API process answers for the same public URL (the connect callback's), as behind
+      // a load balancer; each listens on its own port.
+      const port = await freePort();
+      const service = startService('api', {
+        ...env,
+        API_PORT: String(port),
+        PUBLIC_URL: config.api.publicUrl,
+      });
+      stops.push(() => service.stop());
+      apiUrls.push(`http://127.0.0.1:${String(port)}`);
+    }
+    for (const url of apiUrls) await untilReady(url);
     const api = { url: config.api.publicUrl };
-    await untilReady(api.url);
+    const temporalClient = await connectClient(config.temporal, config.encryption);
+    stops.push(() => temporalClient.connection.close());
 
     // One user, connected the way an end user would: link → consent at the app → callback.
     const user = 'u_bench';
@@ -141,7 +169,8 @@ export async function startBenchStack(options: { poolSize: number }): Promise<Be
     return {
       config,
       sql,
-      apiUrl: api.url,
+      apiUrls,
+      temporal: temporalClient,
       demo,
       key,
       approverKey,
@@ -151,7 +180,7 @@ export async function startBenchStack(options: { poolSize: number }): Promise<Be
       settings: {
         databasePoolSize: config.database.poolSize,
         logLevel: config.logLevel,
-        processes: 'api and worker as separate processes (gatehouse api, gatehouse worker)',
+        processes: `${String(options.apis)} api and ${String(options.workers)} worker processes (gatehouse api, gatehouse worker)`,
         upstreamTimeoutMs: config.upstream.timeoutMs,
         temporal: 'dev server (in memory)',
         postgres: 'embedded',

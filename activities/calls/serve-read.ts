@@ -1,0 +1,85 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Sql } from '../../infra/database/client.js';
+import type { CallRequest, CallTicket, Preparation } from '../../workflows/call-types.js';
+import { settleFailure, settleOutcome } from '../../workflows/upstream-settlement.js';
+import type { Settled } from '../../workflows/upstream-answer.js';
+import { recordCallAudit, type AuditContext } from './call-records.js';
+import type { UpstreamCall } from './upstream-request.js';
+import type { UpstreamOutcome } from '../../workflows/call-types.js';
+
+/**
+ * How the one-step read ended. `prepared`: the policy did not simply allow it (or the user has
+ * no usable connection), so the workflow goes on with the preparation as for any call.
+ * `late`: allowed, but its caller had stopped waiting, so the app was not called. `served`:
+ * the app was called and `settled` is the answer; `audited` says whether the caller's audit row
+ * is written (if not, the workflow writes it, retrying until Postgres takes it).
+ */
+export type ReadStep =
+  | { kind: 'prepared'; preparation: Preparation }
+  | { kind: 'late'; preparation: Preparation & { ok: true } }
+  | { kind: 'served'; preparation: Preparation & { ok: true }; settled: Settled; audited: boolean };
+
+/** Attempts of the one-step read, as the workflow's retry policy for it allows (workflows/call.ts). */
+export const READ_ATTEMPTS = 3;
+
+export interface ServeReadDeps {
+  sql: Sql;
+  prepare: (call: CallRequest) => Promise<Preparation>;
+  callUpstream: (call: UpstreamCall) => Promise<UpstreamOutcome>;
+}
+
+function retryable(error: unknown): boolean {
+  return !(error instanceof ApplicationFailure && error.nonRetryable);
+}
+
+/**
+ * An allowed read in one local activity (issue 14): prepare (connection and policy), call the
+ * app, write the first caller's audit row. Three local activities became one: a third fewer
+ * history events and workflow-task round trips, the same guarantees. Reads may repeat, so a
+ * failed attempt is tried again whole, as the separate read activity was; on the last attempt a
+ * failure becomes its answer here, so the row is written with what the call met.
+ */
+export function serveReadActivity(deps: ServeReadDeps) {
+  return async (call: CallRequest, first: CallTicket): Promise<ReadStep> => {
+    const preparation = await deps.prepare(call);
+    if (!preparation.ok || preparation.decision !== 'allow')
+      return { kind: 'prepared', preparation };
+    // The API told this caller 503 once its deadline passed: the app must not be called for it.
+    if (first.deadline !== undefined && Date.now() > first.deadline) {
+      return { kind: 'late', preparation };
+    }
+    let settled: Settled;
+    try {
+      const outcome = await deps.callUpstream({
+        connectionId: preparation.connectionId,
+        target: call.target,
+      });
+      settled = settleOutcome(outcome, call.target, preparation);
+    } catch (error) {
+      if (retryable(error) && Context.current().info.attempt < READ_ATTEMPTS) throw error;
+      settled = settleFailure(error, call.target);
+    }
+    const context: AuditContext = {
+      connectedUserId: preparation.connectedUserId,
+      connectionId: preparation.connectionId,
+      policyId: preparation.policyId,
+      policyVersion: preparation.policyVersion,
+    };
+    // Once the app has been called, a failed bookkeeping write must not fail the call (and call
+    // the app again): the workflow writes the row instead.
+    const audited = await recordCallAudit(deps.sql, call, context, [
+      {
+        id: first.requestId,
+        traceId: first.traceId,
+        decision: settled.decision,
+        reason: settled.reason,
+        approvalId: null,
+        response: settled.response,
+      },
+    ]).then(
+      () => true,
+      () => false,
+    );
+    return { kind: 'served', preparation, settled, audited };
+  };
+}

@@ -1,0 +1,28 @@
+import { Context } from '@temporalio/activity';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { ApprovalEvent } from '../../workflows/webhook.js';
+
+/**
+ * Starts the workflow that delivers an approval event, on the caller's task queue. A local
+ * activity of the call workflow (issue 14): started as a child, the delivery cost the approved
+ * call a failed workflow task and a whole replay before its retry could run. Started again (a
+ * retried attempt, a replay), it finds the delivery already there, as its id is the event's.
+ */
+export function startApprovalDeliveryActivity(temporal: Client) {
+  return async (
+    kind: 'approval.decided' | 'approval.requested',
+    event: ApprovalEvent,
+  ): Promise<void> => {
+    const workflowType =
+      kind === 'approval.decided' ? 'approvalDecidedWebhook' : 'approvalRequestedWebhook';
+    try {
+      await temporal.workflow.start(workflowType, {
+        taskQueue: Context.current().info.taskQueue,
+        workflowId: `webhook/${kind}/${event.approvalId}`,
+        args: [event],
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  };
+}
