@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { runScenarios, type Results, type Settings, type Throughput } from './scenarios.js';
 import { startBenchStack } from './stack.js';
+import { summarizeProfiles } from './profile-summary.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const resultsDir = path.join(repoRoot, 'infra', 'bench', 'results');
@@ -180,7 +181,15 @@ async function main(): Promise<void> {
   };
   log(`starting the stack (${mode} mode${scaleOut ? ', 2 API and 2 worker processes' : ''})`);
   const processes = scaleOut ? 2 : 1;
-  const stack = await startBenchStack({ poolSize: 20, apis: processes, workers: processes });
+  const profileAt = process.argv.indexOf('--profile');
+  const profileDir =
+    profileAt > 0 ? path.resolve(process.argv[profileAt + 1] ?? 'profiles') : undefined;
+  const stack = await startBenchStack({
+    poolSize: 20,
+    apis: processes,
+    workers: processes,
+    ...(profileDir ? { profileDir } : {}),
+  });
   let results: Results;
   try {
     results = await runScenarios(stack, settings, log);
@@ -228,6 +237,16 @@ async function main(): Promise<void> {
       `${String(report.ratios.proxyOverDirectP50)} (+${String(report.ratios.proxyOverheadP50Ms)} ms); ` +
       `MCP p50 / direct p50 = ${String(report.ratios.mcpOverDirectP50)}\n`,
   );
+  if (profileDir) {
+    for (const { file, shares } of await summarizeProfiles(profileDir, repoRoot)) {
+      process.stdout.write(`\nCPU profile ${file} (self time by owner, top 12):\n`);
+      for (const share of shares.slice(0, 12)) {
+        process.stdout.write(
+          `  ${String(share.share).padStart(5)}%  ${String(share.ms).padStart(7)} ms  ${share.where}\n`,
+        );
+      }
+    }
+  }
   process.stdout.write(
     `${String(report.machine.cores)} cores, ${report.machine.cpu}; written to ${path.relative(repoRoot, file)}\n`,
   );

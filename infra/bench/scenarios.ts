@@ -218,6 +218,7 @@ export async function runScenarios(
     progress(`throughput: allowed runs at concurrency ${String(concurrency)}`);
     throughput.action.push(await throughputOf(stack, read(c), concurrency, seconds));
   }
+  throughput.action.sort((a, b) => a.concurrency - b.concurrency);
 
   progress(`refresh storm: ${String(settings.stormSize)} concurrent calls on an expired token`);
   await stack.sql`

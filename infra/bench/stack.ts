@@ -49,6 +49,8 @@ export async function startBenchStack(options: {
   /** Processes of each kind: 1 each, or 2 each for --scale-out. */
   apis: number;
   workers: number;
+  /** Folder for V8 CPU profiles of the API and worker processes (`--profile <dir>`). */
+  profileDir?: string;
 }): Promise<BenchStack> {
   const stops: (() => Promise<unknown>)[] = [];
   const stop = async () => {
@@ -92,6 +94,13 @@ export async function startBenchStack(options: {
       LOG_LEVEL: 'error',
     };
     const config = loadConfig(env);
+    // Written by each process as it exits: where a call's CPU goes (README, Benchmark it).
+    const profiled = (name: string): Record<string, string> =>
+      options.profileDir
+        ? {
+            NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.join(options.profileDir, name)}`,
+          }
+        : {};
     await migrate(config.database.url);
     const sql = createConfiguredSql(config.database);
     stops.push(() => sql.end({ timeout: 5 }));
@@ -124,11 +133,11 @@ export async function startBenchStack(options: {
     // The API and the worker run as the production processes do, each with its own event loop.
     // Any number of each share one Temporal and one Postgres: they keep no state of their own.
     for (let i = 0; i < options.workers; i++) {
-      const worker = startService('worker', env);
+      const worker = startService('worker', { ...env, ...profiled(`worker-${String(i + 1)}`) });
       stops.push(() => worker.stop());
     }
     const apiUrls = [config.api.publicUrl];
-    const first = startService('api', env);
+    const first = startService('api', { ...env, ...profiled('api-1') });
     stops.push(() => first.stop());
     for (let i = 1; i < options.apis; i++) {
       // Every API process answers for the same public URL (the connect callback's), as behind
@@ -136,6 +145,7 @@ export async function startBenchStack(options: {
       const port = await freePort();
       const service = startService('api', {
         ...env,
+        ...profiled(`api-${String(i + 1)}`),
         API_PORT: String(port),
         PUBLIC_URL: config.api.publicUrl,
       });
