@@ -12,8 +12,12 @@ export interface ChildService {
  * `gatehouse api` or `gatehouse worker` as its own process, as in production: on a machine with
  * several cores the API, the worker and the load generator must not share one event loop.
  */
-export function startService(command: 'api' | 'worker', env: Record<string, string>): ChildService {
-  const child: ChildProcess = spawn(process.execPath, [cli, command], {
+export function startService(
+  command: 'api' | 'worker',
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): ChildService {
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, cli, command], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

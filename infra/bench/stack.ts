@@ -95,12 +95,11 @@ export async function startBenchStack(options: {
     };
     const config = loadConfig(env);
     // Written by each process as it exits: where a call's CPU goes (README, Benchmark it).
-    const profiled = (name: string): Record<string, string> =>
+    // Node 20 takes --cpu-prof only on the command line, not in NODE_OPTIONS.
+    const profiled = (name: string): string[] =>
       options.profileDir
-        ? {
-            NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.join(options.profileDir, name)}`,
-          }
-        : {};
+        ? ['--cpu-prof', `--cpu-prof-dir=${path.join(options.profileDir, name)}`]
+        : [];
     await migrate(config.database.url);
     const sql = createConfiguredSql(config.database);
     stops.push(() => sql.end({ timeout: 5 }));
@@ -133,22 +132,21 @@ export async function startBenchStack(options: {
     // The API and the worker run as the production processes do, each with its own event loop.
     // Any number of each share one Temporal and one Postgres: they keep no state of their own.
     for (let i = 0; i < options.workers; i++) {
-      const worker = startService('worker', { ...env, ...profiled(`worker-${String(i + 1)}`) });
+      const worker = startService('worker', env, profiled(`worker-${String(i + 1)}`));
       stops.push(() => worker.stop());
     }
     const apiUrls = [config.api.publicUrl];
-    const first = startService('api', { ...env, ...profiled('api-1') });
+    const first = startService('api', env, profiled('api-1'));
     stops.push(() => first.stop());
     for (let i = 1; i < options.apis; i++) {
       // Every API process answers for the same public URL (the connect callback's), as behind
       // a load balancer; each listens on its own port.
       const port = await freePort();
-      const service = startService('api', {
-        ...env,
-        ...profiled(`api-${String(i + 1)}`),
-        API_PORT: String(port),
-        PUBLIC_URL: config.api.publicUrl,
-      });
+      const service = startService(
+        'api',
+        { ...env, API_PORT: String(port), PUBLIC_URL: config.api.publicUrl },
+        profiled(`api-${String(i + 1)}`),
+      );
       stops.push(() => service.stop());
       apiUrls.push(`http://127.0.0.1:${String(port)}`);
     }
