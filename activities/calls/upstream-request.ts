@@ -267,9 +267,12 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
       }
     };
 
+    /** The connection's last use is recent enough that recording this one changes nothing. */
+    let usedRecently = false;
     const exchange = async (): Promise<Response | UpstreamOutcome> => {
       let token = await validAccessToken(deps, call.connectionId);
       if (!token.ok) return { kind: 'connection', status: token.status };
+      usedRecently = token.usedRecently ?? false;
       const first = await send(token.accessToken);
       if (first.status !== 401) return first;
       await first.body?.cancel().catch(() => undefined);
@@ -301,7 +304,7 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
         limitBytes: config.api.bodyLimitBytes,
         timeoutMs,
       });
-      if (answered.kind === 'response') {
+      if (answered.kind === 'response' && !usedRecently) {
         // Bookkeeping only: its failure must not turn a call the app served into an error.
         await markConnectionUsed(sql, call.connectionId).catch((error: unknown) => {
           context.log.warn('marking the connection used failed', {

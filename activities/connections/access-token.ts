@@ -6,7 +6,8 @@ import { readAccessTokenState, readTokens } from '../db/connections.js';
 import { refreshThroughWorkflow } from './refresh-workflow.js';
 
 export type AccessTokenResult =
-  | { ok: true; accessToken: string }
+  /** `usedRecently`: the connection's last use is under a minute old (nothing to record). */
+  | { ok: true; accessToken: string; usedRecently?: boolean }
   | { ok: false; status: 'expired' | 'revoked' | 'missing' | 'unavailable' };
 
 export interface AccessTokenDeps {
@@ -30,7 +31,9 @@ export async function validAccessToken(
   if (connection.status !== 'active') return { ok: false, status: connection.status };
   const fresh = !options.force && !needsRefresh(connection.accessTokenExpiresAt, new Date());
   // The common case: one read, no refresh.
-  if (fresh && connection.accessToken) return { ok: true, accessToken: connection.accessToken };
+  if (fresh && connection.accessToken) {
+    return { ok: true, accessToken: connection.accessToken, usedRecently: connection.usedRecently };
+  }
   if (!fresh) {
     const refreshed = await refreshThroughWorkflow(deps.temporal, deps.config.temporal.taskQueue, {
       connectionId,

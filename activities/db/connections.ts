@@ -276,6 +276,8 @@ export interface AccessTokenState {
   refreshCount: number;
   /** Opened access token; null when the connection holds none. */
   accessToken: string | null;
+  /** `last_used_at` is under a minute old: markConnectionUsed would change nothing. */
+  usedRecently: boolean;
 }
 
 /** What a call needs of a connection before it uses the token, in one read. */
@@ -290,9 +292,11 @@ export async function readAccessTokenState(
       accessTokenExpiresAt: Date | null;
       refreshCount: number;
       accessTokenSealed: string | null;
+      usedRecently: boolean;
     }?,
   ] = await sql`
-    select status, access_token_expires_at, refresh_count, access_token_sealed
+    select status, access_token_expires_at, refresh_count, access_token_sealed,
+      coalesce(last_used_at >= now() - interval '1 minute', false) as used_recently
     from connections where id = ${id}`;
   if (!row) return null;
   return {
@@ -300,5 +304,6 @@ export async function readAccessTokenState(
     accessTokenExpiresAt: row.accessTokenExpiresAt,
     refreshCount: row.refreshCount,
     accessToken: row.accessTokenSealed ? open(keyring, row.accessTokenSealed, accessAad(id)) : null,
+    usedRecently: row.usedRecently,
   };
 }

@@ -73,6 +73,30 @@ describe('what a call costs Temporal', () => {
     expect(rows.map((row) => row.decision as string)).toEqual(['allowed']);
   });
 
+  it("records the connection's last use at most once a minute", async () => {
+    const lastUse = async () => {
+      const [row]: [{ lastUsedAt: Date | null }?] = await stack.db.sql`
+        select c.last_used_at from connections c
+        join connected_users u on u.id = c.connected_user_id
+        where u.external_id = 'u_history' and c.status = 'active'`;
+      return row?.lastUsedAt ?? null;
+    };
+    expect((await stack.run('acme.list_tasks', { user: 'u_history', input: {} })).status).toBe(200);
+    const first = await lastUse();
+    expect(first).toBeInstanceOf(Date);
+    expect(
+      (await stack.run('acme.list_tasks', { user: 'u_history', input: { status: 'done' } })).status,
+    ).toBe(200);
+    expect(await lastUse()).toEqual(first);
+    // A use older than a minute is recorded anew.
+    await stack.db.sql`
+      update connections set last_used_at = now() - interval '2 minutes'
+      where connected_user_id = (select id from connected_users where external_id = 'u_history')`;
+    const stale = await lastUse();
+    expect((await stack.run('acme.list_tasks', { user: 'u_history', input: {} })).status).toBe(200);
+    expect((await lastUse())?.getTime()).toBeGreaterThan(stale?.getTime() ?? Infinity);
+  });
+
   it('an allowed proxy read takes the same single step', async () => {
     const answer = await stack.request(stack.key, 'GET', '/v1/proxy/acme/tasks', {
       headers: { 'service-user': 'u_history' },
