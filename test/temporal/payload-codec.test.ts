@@ -74,6 +74,39 @@ describe('the payload codec', () => {
     expect(Buffer.from(a.data ?? [])).not.toEqual(Buffer.from(b.data ?? []));
   });
 
+  it('never repeats an IV under one derived key (format 2: salt and key per process, IV per payload)', async () => {
+    const codec = new PayloadEncryptionCodec(ring('k1'));
+    const sealed = await Promise.all(Array.from({ length: 200 }, () => sealOne(codec, callInput)));
+    const data = sealed.map((payload) => Buffer.from(payload.data ?? []));
+    expect(new Set(data.map((bytes) => bytes[0]))).toEqual(new Set([2]));
+    // One salt (one key derivation) serves them all; each has its own IV.
+    expect(new Set(data.map((bytes) => bytes.subarray(1, 33).toString('hex'))).size).toBe(1);
+    expect(new Set(data.map((bytes) => bytes.subarray(33, 45).toString('hex'))).size).toBe(200);
+    for (const payload of sealed.slice(0, 5))
+      expect(await openOne(codec, payload)).toEqual(callInput);
+  });
+
+  it('opens a payload sealed in format 1 (a key per payload), as histories before issue 14 hold', async () => {
+    // Sealed by the format 1 codec under a key of 32 bytes of 7, id k1.
+    const formatOne: Payload = {
+      metadata: {
+        encoding: Buffer.from(ENCRYPTED_ENCODING),
+        [KEY_ID_METADATA]: Buffer.from('k1'),
+      },
+      data: Buffer.from(
+        'AZOZFzF2V9C1h2VOkwjiT10dGuMBhnGBR/54jlTxY6POHny0/F/V16wGJ7JzQ4cQxX87Lk996N0HT5/YUy5eRqIwcdcQroDK1U6borf76pgX307mCDui5sMBBapDiT/K2lw0As+k6SMDezzy',
+        'base64',
+      ),
+    };
+    const codec = new PayloadEncryptionCodec({ current: { id: 'k1', key: Buffer.alloc(32, 7) } });
+    expect(await openOne(codec, formatOne)).toEqual({ sealed: 'by format 1' });
+    const altered = Buffer.from(formatOne.data ?? []);
+    altered[40] = (altered[40] ?? 0) ^ 1;
+    await expect(codec.decode([{ ...formatOne, data: altered }])).rejects.toThrow(
+      PayloadDecryptionError,
+    );
+  });
+
   it('lets a payload written before the codec through unchanged (calls in flight at the upgrade)', async () => {
     const codec = new PayloadEncryptionCodec(ring('k1'));
     const clear = defaultPayloadConverter.toPayload(callInput);
