@@ -20,6 +20,20 @@ describe('the app catalog', () => {
     }
   });
 
+  it('says in words what every scope it knows lets the product do (issue 15)', () => {
+    for (const app of listApps()) {
+      const known = [...app.oauth.defaultScopes, ...Object.keys(app.oauth.scopeGrades)];
+      for (const scope of known) {
+        const words = app.oauth.scopeDescriptions?.[scope];
+        expect({ app: app.id, scope, words }).toEqual({
+          app: app.id,
+          scope,
+          words: expect.stringMatching(/^[A-Z][^.]{4,90}$/),
+        });
+      }
+    }
+  });
+
   it('turns acme inputs into requests to the task API', () => {
     const update = findAction('acme.update_task');
     expect(update?.input.safeParse({ id: 't/1', status: 'done' }).success).toBe(true);

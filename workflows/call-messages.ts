@@ -3,7 +3,13 @@
  * without the workflow's code.
  */
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApprovalView, CallAnswer, CallTicket, DecisionInput } from './call-types.js';
+import type {
+  ApprovalView,
+  CallAnswer,
+  CallRequest,
+  CallTicket,
+  DecisionInput,
+} from './call-types.js';
 
 /** One HTTP request for the call; its result is that request's answer. */
 export const callUpdate = defineUpdate<CallAnswer, [CallTicket]>('call');
@@ -22,6 +28,17 @@ export const PAST_DEADLINE = 'PastDeadline';
 
 export const CALL_WORKFLOW = 'governedCall';
 
-export function callWorkflowId(environmentName: string, fingerprint: string): string {
-  return `call/${environmentName}/${fingerprint}`;
+/**
+ * `call/<environment>/<action>/<fingerprint>` (issue 15): the action (`<app>.proxy` for the
+ * proxy) makes the id read well in the Temporal UI's list, and the fingerprint still decides
+ * which calls meet, since the action is part of what it hashes. Calls held under the older
+ * `call/<environment>/<fingerprint>` are reached through the id their approval stored
+ * (api/temporal/call-workflows.ts), never by parsing an id.
+ */
+export function callWorkflowId(
+  call: Pick<CallRequest, 'environmentName' | 'fingerprint' | 'target'>,
+): string {
+  const { target } = call;
+  const action = target.kind === 'action' ? target.action : `${target.app}.proxy`;
+  return `call/${call.environmentName}/${action}/${call.fingerprint}`;
 }

@@ -120,6 +120,32 @@ export async function findPendingApproval(
 }
 
 /**
+ * The approval whose workflow an identical call must reach, if any: pending and unexpired (the
+ * API answers the call from it), approved and not yet used within the retry window (the call
+ * runs in that workflow), or rejected and unexpired (it denies the call). Pending comes first.
+ * Its `workflowId` is where the call goes, not an id derived anew: calls held before workflow
+ * ids named the action (issue 15) live under the older form. One query for every call, through
+ * `approvals_call_idx`.
+ */
+export async function findStandingApproval(
+  sql: Db,
+  environmentId: string,
+  fingerprint: string,
+  retryWindowSeconds: number,
+): Promise<Approval | null> {
+  const [row]: [Approval?] = await sql`
+    select ${columns(sql)} from approvals
+    where environment_id = ${environmentId} and fingerprint = ${fingerprint}
+      and ((status = 'pending' and expires_at > now())
+        or (status = 'approved' and consumed_at is null
+          and decided_at > now() - make_interval(secs => ${retryWindowSeconds}))
+        or (status = 'rejected' and expires_at > now()))
+    order by status = 'pending' desc, created_at desc
+    limit 1`;
+  return row ?? null;
+}
+
+/**
  * Moves a pending approval to its end state; null when something else ended it first. Asking
  * again for the state it already has, by the same decider, returns it: the local activity that
  * calls this may run twice.

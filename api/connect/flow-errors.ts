@@ -9,30 +9,50 @@ export type FlowProblem =
   | 'browser_mismatch'
   | 'internal_error';
 
+/**
+ * Who the page points the user to. End users know the product that sent them the link, never
+ * Gatehouse (issue 15): `product` is its display name, or null when the environment has none,
+ * and the page then speaks of "the app or website that sent you the link".
+ */
+export interface ProblemNames {
+  product: string | null;
+  appName: string;
+}
+
 interface ProblemText {
   status: number;
   title: string;
-  message: (names: { displayName: string; appName: string }) => string;
+  message: (names: ProblemNames) => string;
+  /** The way on goes through the product (a new link, its setup): its support link leads. */
+  supportFirst?: true;
 }
+
+const SENDER = 'the app or website that sent you the link';
+const sender = (product: string | null) => product ?? SENDER;
+const supportOf = (product: string | null) =>
+  product === null ? `the support of ${SENDER}` : `${product} support`;
 
 export const FLOW_PROBLEMS: Record<FlowProblem, ProblemText> = {
   link_invalid: {
     status: 404,
     title: 'This link is not valid',
-    message: ({ displayName }) =>
-      `Check that you opened the whole link, or ask ${displayName} for a new one.`,
+    message: ({ product }) =>
+      `Check that you opened the whole link, or ask ${sender(product)} for a new one.`,
+    supportFirst: true,
   },
   link_expired: {
     status: 410,
     title: 'This link has expired',
-    message: ({ displayName }) =>
-      `Connect links are valid for a limited time. Ask ${displayName} for a new link.`,
+    message: ({ product }) =>
+      `Connect links are valid for a limited time. Ask ${sender(product)} for a new link.`,
+    supportFirst: true,
   },
   link_used: {
     status: 410,
     title: 'This link has already been used',
-    message: ({ displayName }) =>
-      `Each link works once. If you need to connect again, ask ${displayName} for a new link.`,
+    message: ({ product }) =>
+      `Each link works once. If you need to connect again, ask ${sender(product)} for a new link.`,
+    supportFirst: true,
   },
   invalid_state: {
     status: 400,
@@ -55,26 +75,26 @@ export const FLOW_PROBLEMS: Record<FlowProblem, ProblemText> = {
   account_mismatch: {
     status: 409,
     title: 'This is a different account',
-    message: ({ appName, displayName }) =>
-      `You signed in to ${appName} with another account than the one connected before, so nothing was changed. Open your link again and sign in to ${appName} with the same account. To connect a different account, ask ${displayName} for a new link.`,
+    message: ({ appName, product }) =>
+      `You signed in to ${appName} with another account than the one connected before, so nothing was changed. Open your link again and sign in to ${appName} with the same account. To connect a different account, ask ${sender(product)} for a new link.`,
   },
   account_unverified: {
     status: 502,
     title: 'We could not confirm your account',
-    message: ({ appName }) =>
-      `${appName} did not tell us which account you signed in with, so nothing was saved. Open your connect link again; if it keeps failing, contact support.`,
+    message: ({ appName, product }) =>
+      `${appName} did not say which account you signed in with, so nothing was saved. Open your connect link again; if it keeps failing, contact ${supportOf(product)}.`,
   },
   access_denied: {
     status: 403,
     title: 'Access was not granted',
-    message: ({ appName, displayName }) =>
-      `You declined access at ${appName}, so nothing was connected. To connect ${appName} to ${displayName}, open your link again and choose Allow.`,
+    message: ({ appName, product }) =>
+      `You declined access at ${appName}, so nothing was connected. To connect ${appName}${product === null ? '' : ` to ${product}`}, open your link again and choose Allow.`,
   },
   authorization_failed: {
     status: 502,
     title: 'The sign-in did not complete',
-    message: ({ appName }) =>
-      `${appName} reported an error. Open your connect link again; if it keeps failing, contact support.`,
+    message: ({ appName, product }) =>
+      `${appName} reported an error. Open your connect link again; if it keeps failing, contact ${supportOf(product)}.`,
   },
   exchange_failed: {
     status: 502,
@@ -85,14 +105,18 @@ export const FLOW_PROBLEMS: Record<FlowProblem, ProblemText> = {
   app_not_configured: {
     status: 409,
     title: 'This app is not available yet',
-    message: ({ appName, displayName }) =>
-      `${displayName} has not finished setting up ${appName}. Contact their support.`,
+    message: ({ appName, product }) =>
+      product === null
+        ? `The app or website that sent you the link has not finished setting up ${appName}. Contact its support.`
+        : `${product} has not finished setting up ${appName}. Contact their support.`,
+    supportFirst: true,
   },
   connection_revoked: {
     status: 410,
     title: 'This connection was removed',
-    message: ({ displayName }) =>
-      `The connection this link was meant to renew no longer exists. Ask ${displayName} for a new link.`,
+    message: ({ product }) =>
+      `The connection this link was meant to renew no longer exists. Ask ${sender(product)} for a new link.`,
+    supportFirst: true,
   },
   internal_error: {
     status: 500,

@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import type { AppDefinition } from '../../workflows/catalog/index.js';
 import { FLOW_PROBLEMS, type FlowProblem } from './flow-errors.js';
 import { CONTENT_SECURITY_POLICY, renderErrorPage, type ConnectBranding } from './pages/index.js';
+import { productName } from './pages/theme.js';
 
 /** Sends a hosted page with the headers every one of them needs (strict CSP, never cached). */
 export function sendPage(
@@ -30,7 +31,7 @@ export function problemPage(
   app?: AppDefinition,
 ) {
   const text = FLOW_PROBLEMS[problem];
-  const names = { displayName: branding.displayName, appName: app?.name ?? 'the app' };
+  const names = { product: productName(branding), appName: app?.name ?? 'the app' };
   sendPage(
     res,
     text.status,
@@ -40,6 +41,7 @@ export function problemPage(
       title: text.title,
       message: text.message(names),
       code: problem,
+      supportFirst: text.supportFirst === true,
     }),
   );
 }

@@ -1,6 +1,7 @@
-import type { ErrorRequestHandler } from 'express';
+import type { ErrorRequestHandler, Response } from 'express';
 import { Router } from 'express';
-import { findLinkById } from '../../activities/db/connect-links.js';
+import { findLinkById, type ConnectLink } from '../../activities/db/connect-links.js';
+import { findConnectionById } from '../../activities/db/connections.js';
 import {
   consumeAttempt,
   findAttemptByState,
@@ -10,7 +11,7 @@ import {
 import { startAuthorization } from '../../activities/oauth/authorization-url.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
-import { findApp } from '../../workflows/catalog/index.js';
+import { findApp, type AppDefinition } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
 import {
   attemptCookieValue,
@@ -19,8 +20,15 @@ import {
   setAttemptCookie,
 } from '../connect/attempt-cookie.js';
 import { brandingOf, checkLink } from '../connect/link-check.js';
-import { DEFAULT_BRANDING, renderConnectPage, renderSuccessPage } from '../connect/pages/index.js';
+import {
+  DEFAULT_BRANDING,
+  renderConnectPage,
+  renderSuccessPage,
+  type ConnectBranding,
+} from '../connect/pages/index.js';
+import { requestedScopes } from '../connect/requested-scopes.js';
 import { problemPage, sendPage } from '../connect/respond.js';
+import { connectedThrough, setConnectedCookie } from '../connect/success-cookie.js';
 import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
 
 /**
@@ -31,6 +39,27 @@ import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
 export function connectFlowRoutes(deps: ApiDeps): Router {
   const router = Router();
   const workflows = connectionWorkflowsFor(deps);
+
+  /** The end of a flow that connected: back to the customer's product, or the success page. */
+  function connected(
+    res: Response,
+    link: ConnectLink,
+    app: AppDefinition | undefined,
+    branding: ConnectBranding,
+    connectionId: string,
+  ): void {
+    if (link.redirectUrl) {
+      const target = new URL(link.redirectUrl);
+      target.searchParams.set('status', 'connected');
+      target.searchParams.set('connection_id', connectionId);
+      target.searchParams.set('app', link.app);
+      res.set('Cache-Control', 'no-store').redirect(303, target.href);
+      return;
+    }
+    if (!app) throw new Error(`app ${link.app} left the catalog during a connect flow`);
+    sendPage(res, 200, renderSuccessPage({ branding, app: { id: app.id, name: app.name } }));
+  }
+
   // Before `/connect/:token`, which would otherwise take `callback` for a token.
   router.get(CONNECT_CALLBACK_PATH, async (req, res) => {
     const query = new URL(req.originalUrl, 'http://callback').searchParams;
@@ -44,6 +73,15 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
     const branding = await brandingOf(deps.sql, link.environmentId);
     const app = findApp(link.app);
     if (attempt.consumedAt) {
+      // A reload of the success page, in the browser that connected: it sees its success again.
+      const connectionId = attempt.browserRef
+        ? connectedThrough(req, deps.config, { id: attempt.id, browserRef: attempt.browserRef })
+        : null;
+      const connection = connectionId ? await findConnectionById(deps.sql, connectionId) : null;
+      if (connection?.status === 'active') {
+        connected(res, link, app, branding, connection.id);
+        return;
+      }
       problemPage(res, 'link_used', branding, app);
       return;
     }
@@ -80,16 +118,13 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
       problemPage(res, outcome.code, branding, app);
       return;
     }
-    if (link.redirectUrl) {
-      const target = new URL(link.redirectUrl);
-      target.searchParams.set('status', 'connected');
-      target.searchParams.set('connection_id', outcome.connectionId);
-      target.searchParams.set('app', link.app);
-      res.set('Cache-Control', 'no-store').redirect(303, target.href);
-      return;
-    }
-    if (!app) throw new Error(`app ${link.app} left the catalog during a connect flow`);
-    sendPage(res, 200, renderSuccessPage({ branding, app: { id: app.id, name: app.name } }));
+    setConnectedCookie(
+      res,
+      deps.config,
+      { id: attempt.id, browserRef: attempt.browserRef },
+      outcome.connectionId,
+    );
+    connected(res, link, app, branding, outcome.connectionId);
   });
 
   router.get('/connect/:token', async (req, res) => {
@@ -105,7 +140,7 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
         branding: found.branding,
         app: { id: found.app.id, name: found.app.name },
         startUrl: `${deps.config.api.publicUrl}/connect/${req.params.token}/start`,
-        scopes: found.app.oauth.defaultScopes,
+        scopes: requestedScopes(found.app),
       }),
     );
   });

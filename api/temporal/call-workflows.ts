@@ -15,7 +15,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordCallAudit } from '../../activities/calls/call-records.js';
-import { approvalView, findPendingApproval, type Approval } from '../../activities/db/approvals.js';
+import {
+  approvalView,
+  findStandingApproval,
+  type Approval,
+} from '../../activities/db/approvals.js';
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import { answerHeld } from '../../workflows/call-answers.js';
@@ -149,9 +153,10 @@ async function sendUpdate<T>(
 
 /**
  * How the API hands governed calls to Temporal (DESIGN.md §4): each request is an Update on
- * `call/<environment>/<fingerprint>`, started if need be (update-with-start, conflict policy
- * use-existing, reuse allow-duplicate), and its result is the HTTP answer. Every wait is bounded
- * (issue 11): an Update not taken by its deadline is refused by the workflow, never applied late.
+ * `call/<environment>/<action>/<fingerprint>` (callWorkflowId), started if need be
+ * (update-with-start, conflict policy use-existing, reuse allow-duplicate), and its result is
+ * the HTTP answer. Every wait is bounded (issue 11): an Update not taken by its deadline is
+ * refused by the workflow, never applied late.
  */
 export class CallWorkflows {
   constructor(
@@ -170,7 +175,13 @@ export class CallWorkflows {
   async run(call: CallRequest, ticket: CallTicket): Promise<CallAnswer> {
     // Repeats of a held call are answered from Postgres: the workflow would only say the same,
     // and fifty waiting callers must not crowd its ten Update slots.
-    const pending = await findPendingApproval(this.sql, call.environmentId, call.fingerprint);
+    const standing = await findStandingApproval(
+      this.sql,
+      call.environmentId,
+      call.fingerprint,
+      call.retryWindowSeconds,
+    );
+    const pending = standing?.status === 'pending' ? standing : null;
     if (pending) {
       const held = answerHeld(approvalView(pending), `approval ${pending.id} pending`);
       await recordCallAudit(
@@ -195,10 +206,16 @@ export class CallWorkflows {
       );
       return held.answer;
     }
-    return this.update(call, ticket);
+    // A decided approval's retry goes to the workflow that holds it, under the id it was held
+    // with: calls held before issue 15 named the action live under the older id form.
+    return this.update(call, ticket, standing?.workflowId ?? callWorkflowId(call));
   }
 
-  private async update(call: CallRequest, request: CallTicket): Promise<CallAnswer> {
+  private async update(
+    call: CallRequest,
+    request: CallTicket,
+    workflowId: string,
+  ): Promise<CallAnswer> {
     const { target } = call;
     const action = target.kind === 'action' ? target.action : `${target.app}.proxy`;
     // A taken call may still wait for the app (and a refresh, and a retry after a 401).
@@ -214,10 +231,11 @@ export class CallWorkflows {
             waitForStage: WorkflowUpdateStage.ACCEPTED,
             startWorkflowOperation: new WithStartWorkflowOperation(CALL_WORKFLOW, {
               taskQueue: this.taskQueue,
-              workflowId: callWorkflowId(call.environmentName, call.fingerprint),
+              workflowId,
               workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
               workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-              args: [call],
+              // The first ticket too: an allowed read is served in the first step (issue 14).
+              args: [call, ticket],
               // DESIGN.md §8: what an operator filters and reads in the UI. Never the call's input.
               typedSearchAttributes: [
                 { key: searchAttributes.environment, value: call.environmentName },

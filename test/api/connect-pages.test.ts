@@ -11,6 +11,9 @@ import {
   type ConnectBranding,
 } from '../../api/connect/pages/index.js';
 import { DARK_PALETTE, LIGHT_PALETTE } from '../../api/connect/pages/theme.js';
+import { FLOW_PROBLEMS, type FlowProblem } from '../../api/connect/flow-errors.js';
+import { requestedScopes } from '../../api/connect/requested-scopes.js';
+import { findApp, type AppDefinition } from '../../workflows/catalog/index.js';
 
 const app: AppInfo = { id: 'acme', name: 'Acme Tasks' };
 const START = 'https://gatehouse.example/connect/start?t=tok_123';
@@ -27,7 +30,12 @@ function branding(overrides: Partial<ConnectBranding> = {}): ConnectBranding {
 }
 
 function connect(b: ConnectBranding = branding()): string {
-  return renderConnectPage({ branding: b, app, startUrl: START, scopes: ['tasks:read'] });
+  return renderConnectPage({
+    branding: b,
+    app,
+    startUrl: START,
+    scopes: [{ scope: 'tasks:read' }],
+  });
 }
 
 /** The declarations of `:root`/media blocks, i.e. what the branding put in the stylesheet. */
@@ -69,7 +77,11 @@ describe('connect page', () => {
     app,
     userLabel: 'jane@acme.example',
     startUrl: START,
-    scopes: ['tasks:read', 'projects:write', 'https://www.googleapis.com/auth/calendar'],
+    scopes: [
+      { scope: 'tasks:read' },
+      { scope: 'projects:write' },
+      { scope: 'https://www.googleapis.com/auth/calendar' },
+    ],
   });
 
   it('says what happens and what is requested', () => {
@@ -87,7 +99,38 @@ describe('connect page', () => {
     );
     expect(page).toContain('Need help?');
     expect(page).toContain('href="https://acme.example/help"');
-    expect(page).toContain('>Contact support</a>');
+    expect(page).toContain('>Contact Acme Corp support</a');
+  });
+
+  it('shows scopes in words where the catalog knows them, by name otherwise (issue 15)', () => {
+    const worded = renderConnectPage({
+      branding: branding(),
+      app,
+      startUrl: START,
+      scopes: requestedScopes(findApp('acme') as AppDefinition),
+    });
+    expect(worded).toContain('<span>Know which account you signed in with</span>');
+    expect(worded).toContain('<span>See your tasks</span>');
+    expect(worded).toContain('<span>Create and change your tasks</span>');
+    expect(worded).not.toContain('tasks:read');
+    expect(worded).not.toContain('openid');
+    const calendar = renderConnectPage({
+      branding: branding(),
+      app: { id: 'google-calendar', name: 'Google Calendar' },
+      startUrl: START,
+      scopes: requestedScopes(findApp('google-calendar') as AppDefinition),
+    });
+    expect(calendar).toContain('<span>See the list of calendars you use</span>');
+    expect(calendar).toContain('<span>See and change events on your calendars</span>');
+    expect(calendar).not.toContain('googleapis.com');
+    const mixed = renderConnectPage({
+      branding: branding(),
+      app,
+      startUrl: START,
+      scopes: [{ scope: 'tasks:read', description: 'See your tasks' }, { scope: 'beta:x' }],
+    });
+    expect(mixed).toContain('<span>See your tasks</span>');
+    expect(mixed).toContain('<span>beta:x</span>');
   });
 
   it('leaves out the user line and the permissions box when there is nothing to show', () => {
@@ -153,12 +196,57 @@ describe('error page', () => {
     expect(page).toContain('href="https://acme.example/help"');
   });
 
+  it('leads to the product support when the way on goes through the product', () => {
+    const page = renderErrorPage({
+      branding: branding({ supportUrl: 'https://acme.example/help' }),
+      app,
+      title: 'This link has already been used',
+      message: 'Ask Acme Corp for a new link.',
+      code: 'link_used',
+      supportFirst: true,
+    });
+    expect(page).toMatch(
+      /<a class="button" href="https:\/\/acme\.example\/help" rel="noopener noreferrer"\s*>Contact Acme Corp support<\/a/,
+    );
+    // One way to support, not two.
+    expect(page.match(/Contact Acme Corp support/g)).toHaveLength(1);
+    expect(page).not.toContain('Need help?');
+  });
+
   it('works without an app, a retry URL or a support URL', () => {
     const page = renderErrorPage({ branding: branding(), title: 'T', message: 'M', code: 'C' });
     expect(page).toContain('<title>T</title>');
     expect(page).not.toContain('Connecting ');
     expect(page).not.toContain('Try again');
     expect(page).not.toContain('Contact support');
+  });
+});
+
+describe('connect flow problems (issue 15)', () => {
+  const problems = Object.keys(FLOW_PROBLEMS) as FlowProblem[];
+
+  it.each(problems)('%s points to the named product, never to Gatehouse', (problem) => {
+    const text = FLOW_PROBLEMS[problem];
+    const named = text.message({ product: 'Northwind', appName: 'Acme Tasks' });
+    const unnamed = text.message({ product: null, appName: 'Acme Tasks' });
+    for (const message of [named, unnamed]) expect(message).not.toMatch(/gatehouse/i);
+    if (text.supportFirst) {
+      expect(named).toContain('Northwind');
+      expect(unnamed).toMatch(/the app or website that sent you the link/i);
+    }
+  });
+
+  it('asks the product, not Gatehouse, for a new link', () => {
+    const message = FLOW_PROBLEMS.link_used.message({
+      product: 'Northwind',
+      appName: 'Acme Tasks',
+    });
+    expect(message).toBe(
+      'Each link works once. If you need to connect again, ask Northwind for a new link.',
+    );
+    expect(FLOW_PROBLEMS.link_expired.message({ product: null, appName: 'Acme Tasks' })).toBe(
+      'Connect links are valid for a limited time. Ask the app or website that sent you the link for a new link.',
+    );
   });
 });
 
@@ -207,11 +295,16 @@ describe('branding', () => {
     expect(renderSuccessPage({ branding: branding(), app })).not.toContain('<img');
   });
 
-  it('shows the support link only when set', () => {
-    expect(connect()).not.toContain('Contact support');
+  it('shows the support link only when set, named after the product', () => {
+    expect(connect()).not.toContain('Contact');
     expect(connect(branding({ supportUrl: 'https://acme.example/help' }))).toContain(
-      'Contact support',
+      '>Contact Acme Corp support</a',
     );
+    // Unnamed, the support is nobody's in particular: never "Gatehouse support".
+    const unnamed = connect(
+      branding({ displayName: DEFAULT_BRANDING.displayName, supportUrl: 'https://x.example/' }),
+    );
+    expect(unnamed).toContain('>Contact support</a');
   });
 
   it('falls back to the default display name when it is blank', () => {
@@ -302,6 +395,7 @@ describe('escaping', () => {
     | 'appName'
     | 'userLabel'
     | 'scope'
+    | 'scopeWords'
     | 'title'
     | 'message'
     | 'code'
@@ -317,6 +411,7 @@ describe('escaping', () => {
     appName: 'Acme Tasks',
     userLabel: 'jane',
     scope: 'tasks',
+    scopeWords: 'See your tasks',
     title: 'Expired',
     message: 'Ask again',
     code: 'expired',
@@ -341,7 +436,7 @@ describe('escaping', () => {
         app: a,
         userLabel: f.userLabel,
         startUrl: f.startUrl,
-        scopes: [f.scope],
+        scopes: [{ scope: f.scope }, { scope: 'x', description: f.scopeWords }],
       }),
       renderSuccessPage({ branding: b, app: a, redirectUrl: f.redirectUrl }),
       renderErrorPage({

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowIdConflictPolicy,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
+import { v7 as uuidv7 } from 'uuid';
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
+import { callFingerprint } from '../../api/calls/fingerprint.js';
+import { CALL_WORKFLOW, callUpdate, callWorkflowId } from '../../workflows/call-messages.js';
+import type { CallRequest } from '../../workflows/call-types.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { startReceiver } from '../support/webhook-receiver.js';
@@ -480,8 +489,116 @@ describe('operator labels', () => {
       ids = await found();
     }
     expect(ids).toHaveLength(1);
-    expect(ids[0]).toMatch(/^call\/test\/[0-9a-f]{64}$/);
+    expect(ids[0]).toMatch(/^call\/test\/acme\.create_task\/[0-9a-f]{64}$/);
     expect((await temporal.workflow.count(query)).count).toBe(1);
+  });
+});
+
+describe('call workflow ids (issue 15)', () => {
+  /** The workflow holding an approval, as Temporal describes it, and the approval's own row. */
+  async function holderOf(approvalId: string) {
+    const [row] = await stack.db.sql<{ fingerprint: string; workflowId: string }[]>`
+      select fingerprint, workflow_id from approvals where id = ${approvalId}`;
+    if (!row) throw new Error(`no approval ${approvalId}`);
+    return {
+      row,
+      description: await stack.api.temporal.workflow.getHandle(row.workflowId).describe(),
+    };
+  }
+
+  it('name the action, then the fingerprint: call/<env>/<action>/<fingerprint>', async () => {
+    await stack.connect('u_ids');
+    const held = approvalOf(
+      await stack.run('acme.create_task', { user: 'u_ids', input: { title: 'readable id' } }),
+    );
+    const { row, description } = await holderOf(held.id);
+    expect(row.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(description.workflowId).toBe(`call/test/acme.create_task/${row.fingerprint}`);
+    expect(description.type).toBe('governedCall');
+    expect(description.status.name).toBe('RUNNING');
+  });
+
+  it('name a proxy call <app>.proxy', async () => {
+    await stack.connect('u_ids_proxy');
+    const held = approvalOf(
+      await stack.request(stack.key, 'POST', '/v1/proxy/acme/tasks', {
+        body: { title: 'readable proxy id' },
+        headers: { 'service-user': 'u_ids_proxy' },
+      }),
+    );
+    const { row, description } = await holderOf(held.id);
+    expect(description.workflowId).toBe(`call/test/acme.proxy/${row.fingerprint}`);
+    expect(description.status.name).toBe('RUNNING');
+  });
+
+  it('a call held under the older call/<env>/<fingerprint> id is still reached by its retry', async () => {
+    await stack.connect('u_legacy');
+    const input = { title: `held before issue 15 ${String(Date.now())}` };
+    const target = {
+      kind: 'action' as const,
+      action: 'acme.create_task',
+      app: 'acme',
+      scope: 'write' as const,
+      input,
+    };
+    const call: CallRequest = {
+      environmentId: stack.environmentId,
+      environmentName: 'test',
+      agentId: 'test-agent',
+      userExternalId: 'u_legacy',
+      via: 'api',
+      fingerprint: callFingerprint({
+        environmentId: stack.environmentId,
+        agentId: 'test-agent',
+        userExternalId: 'u_legacy',
+        target,
+        idempotencyKey: undefined,
+      }),
+      target,
+      retryWindowSeconds: stack.config.approvals.retryWindowSeconds,
+    };
+    // What an API before issue 15 did: the same call, under the id without the action.
+    const legacyId = `call/test/${call.fingerprint}`;
+    const { temporal } = stack.api;
+    const first = await temporal.workflow.executeUpdateWithStart(callUpdate, {
+      args: [{ requestId: uuidv7(), traceId: 'legacy', deadline: Date.now() + 30_000 }],
+      startWorkflowOperation: new WithStartWorkflowOperation(CALL_WORKFLOW, {
+        taskQueue: stack.config.temporal.taskQueue,
+        workflowId: legacyId,
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        args: [call],
+      }),
+    });
+    expect(first).toMatchObject({ kind: 'error', code: 'approval_required' });
+    const [row] = await stack.db.sql<{ id: string; workflowId: string }[]>`
+      select id, workflow_id from approvals where fingerprint = ${call.fingerprint}`;
+    expect(row?.workflowId).toBe(legacyId);
+    const approvalId = row?.id ?? '';
+
+    // While pending, the retry is answered from Postgres with the same approval.
+    expect(approvalOf(await stack.run('acme.create_task', { user: 'u_legacy', input })).id).toBe(
+      approvalId,
+    );
+    const approved = await stack.request(
+      stack.approver,
+      'POST',
+      `/v1/approvals/${approvalId}/approve`,
+    );
+    expect(approved.body).toMatchObject({ status: 'approved' });
+
+    // Approved: the retry runs once, in the workflow that holds the approval, not a new one.
+    const ran = await stack.run('acme.create_task', { user: 'u_legacy', input });
+    expect(ran.body).toMatchObject({ ok: true, data: { title: input.title } });
+    expect((await titles('u_legacy')).filter((title) => title === input.title)).toHaveLength(1);
+    const [spent] = await stack.db.sql<{ consumedAt: Date | null }[]>`
+      select consumed_at from approvals where id = ${approvalId}`;
+    expect(spent?.consumedAt).toBeInstanceOf(Date);
+    expect(await temporal.workflow.getHandle(legacyId).result()).toMatchObject({
+      decision: 'allowed',
+      approvalId,
+    });
+    const readable = temporal.workflow.getHandle(callWorkflowId(call)).describe();
+    await expect(readable).rejects.toBeInstanceOf(WorkflowNotFoundError);
   });
 });
 

@@ -202,6 +202,20 @@ describe('the hosted connect flow', () => {
     expect(page).toContain('https://help.example.com');
   });
 
+  it('points end users to the product and its support, never to Gatehouse (issue 15)', async () => {
+    // The connect settings of the test above: Northwind <Ops>, support at help.example.com.
+    const link = await newLink({ user: 'u_product', app: 'acme' });
+    expect((await walkConnectLink(link.url)).status).toBe(200);
+    const used = await fetch(link.url);
+    expect(used.status).toBe(410);
+    const page = await used.text();
+    expect(page).toContain('ask Northwind &lt;Ops&gt; for a new link');
+    expect(page).toMatch(
+      /<a class="button" href="https:\/\/help\.example\.com\/"[^>]*>\s*Contact Northwind &lt;Ops&gt; support<\/a/,
+    );
+    expect(page).not.toMatch(/gatehouse/i);
+  });
+
   it('ends an expired link on a branded error page, before and after the start', async () => {
     const link = await newLink({ user: 'u_expired', app: 'acme' });
     await stack.db
@@ -259,6 +273,49 @@ describe('the hosted connect flow', () => {
     expect(result.html).toContain('could not finish connecting');
     expect(await connectionsOf('u_exchange')).toEqual([]);
     expect((await walkConnectLink(link.url)).status).toBe(200);
+  });
+
+  it('shows the success page again to the browser that connected, and only to it (issue 15)', async () => {
+    const link = await newLink({ user: 'u_reload', app: 'acme' });
+    const { callback, jar } = await atCallback(link.url, { username: 'reload' });
+    const done = await fetch(callback, { redirect: 'manual', headers: { cookie: jar.header() } });
+    expect(done.status).toBe(200);
+    const proofs = done.headers.getSetCookie().filter((c) => c.startsWith('gatehouse_connected_'));
+    expect(proofs).toHaveLength(1);
+    expect(proofs[0]?.split(/;\s*/).slice(1)).toEqual(
+      expect.arrayContaining(['Max-Age=3600', 'Path=/connect', 'HttpOnly', 'SameSite=Lax']),
+    );
+    jar.store(done);
+
+    // A reload in the same browser: the success page again, and still one connection.
+    const reload = await returnToCallback(callback, jar);
+    expect(reload.status).toBe(200);
+    expect(reload.html).toContain('Acme Tasks is connected');
+    expect(await connectionsOf('u_reload')).toHaveLength(1);
+
+    // Another browser, or none, with the same URL: the link is used.
+    for (const other of [new CookieJar(), null]) {
+      const refused = await returnToCallback(callback, other);
+      expect(refused.status).toBe(410);
+      expect(refused.html).toContain('already been used');
+    }
+    // The proof belongs to its attempt: under another attempt's cookie name it proves nothing.
+    const second = await newLink({ user: 'u_reload_other', app: 'acme' });
+    const elsewhere = await atCallback(second.url, { username: 'reload-other' });
+    expect((await returnToCallback(elsewhere.callback, elsewhere.jar)).status).toBe(200);
+    const [proofName = ''] = jar.names().filter((name) => name.startsWith('gatehouse_connected_'));
+    const [theirName = ''] = elsewhere.jar
+      .names()
+      .filter((name) => name.startsWith('gatehouse_connected_'));
+    const moved = new CookieJar();
+    moved.set(theirName, jar.get(proofName) ?? '');
+    expect((await returnToCallback(elsewhere.callback, moved)).status).toBe(410);
+
+    // Once the connection is gone, the page no longer says it is connected.
+    await stack.db.sql`
+      update connections set status = 'revoked'
+      where connected_user_id = (select id from connected_users where external_id = 'u_reload')`;
+    expect((await returnToCallback(callback, jar)).status).toBe(410);
   });
 
   it('replays of a completed callback are refused', async () => {

@@ -79,6 +79,11 @@ export interface OAuthSettings {
   defaultScopes: string[];
   /** How each provider scope grades: a connection's `granted_scopes` are these grades. */
   scopeGrades: Record<string, ScopeGrade[]>;
+  /**
+   * Each scope in words for the person connecting (the connect page shows them; issue 15): what
+   * it lets the product do in their account, in the app's own terms, without the scope's name.
+   */
+  scopeDescriptions?: Record<string, string>;
   scopeSeparator: ' ' | ',';
   tokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post';
   pkce: boolean;

@@ -2,7 +2,7 @@ import { html, safeUrl, type Html } from './html.js';
 import { renderLayout } from './layout.js';
 import { checkIcon, initial, linkIcon, lockIcon, supportLine } from './parts.js';
 import { resolveBranding, type ResolvedBranding } from './theme.js';
-import type { AppInfo, ConnectBranding } from './types.js';
+import type { AppInfo, ConnectBranding, RequestedScope } from './types.js';
 
 export interface ConnectPageOptions {
   branding: ConnectBranding;
@@ -11,7 +11,7 @@ export interface ConnectPageOptions {
   userLabel?: string;
   /** Where the button goes: the route that starts the OAuth redirect. */
   startUrl: string;
-  scopes: string[];
+  scopes: readonly RequestedScope[];
 }
 
 function brandTile(branding: ResolvedBranding): Html {
@@ -31,13 +31,21 @@ function scopeText(scope: string): Html {
   return html`${parts.map((part, i) => (i === 0 ? part : html`<wbr />${part}`))}`;
 }
 
-function permissions(scopes: string[]): Html | null {
-  const shown = scopes.map((scope) => scope.trim()).filter((scope) => scope !== '');
+/** A scope in words when the catalog has them; its name at the app otherwise. */
+function permission(requested: RequestedScope): Html | string {
+  const words = requested.description?.trim();
+  return words ? words : scopeText(requested.scope.trim());
+}
+
+function permissions(scopes: readonly RequestedScope[]): Html | null {
+  const shown = scopes.filter((requested) => requested.scope.trim() !== '');
   if (shown.length === 0) return null;
   return html`<section class="perms" aria-labelledby="perms-title">
     <h2 id="perms-title">Requested permissions</h2>
     <ul>
-      ${shown.map((scope) => html`<li>${checkIcon(16)}<span>${scopeText(scope)}</span></li>`)}
+      ${shown.map(
+        (requested) => html`<li>${checkIcon(16)}<span>${permission(requested)}</span></li>`,
+      )}
     </ul>
   </section>`;
 }

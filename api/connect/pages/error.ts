@@ -1,6 +1,6 @@
 import { html, safeUrl } from './html.js';
 import { renderLayout } from './layout.js';
-import { alertIcon, brandHeader, supportLine } from './parts.js';
+import { alertIcon, brandHeader, supportLabel, supportLine } from './parts.js';
 import { resolveBranding } from './theme.js';
 import type { AppInfo, ConnectBranding } from './types.js';
 
@@ -15,12 +15,23 @@ export interface ErrorPageOptions {
   /** Machine-readable, shown small so that support can look the failure up. */
   code: string;
   retryUrl?: string;
+  /**
+   * The way on goes through the product that sent the user (a new link, its setup): its support
+   * link, when it has one, is then the page's button rather than a line under the card.
+   */
+  supportFirst?: boolean;
 }
 
 export function renderErrorPage(options: ErrorPageOptions): string {
   const branding = resolveBranding(options.branding);
   const retryUrl = safeUrl(options.retryUrl);
   const appName = options.app?.name;
+  const supportButton =
+    retryUrl === null && options.supportFirst === true && branding.supportUrl !== null
+      ? html`<a class="button" href="${branding.supportUrl}" rel="noopener noreferrer"
+          >${supportLabel(branding)}</a
+        >`
+      : null;
 
   const card = html`${brandHeader(branding)}
     <div class="status status-error">${alertIcon(28)}</div>
@@ -28,12 +39,13 @@ export function renderErrorPage(options: ErrorPageOptions): string {
     <h1>${options.title}</h1>
     <p class="lead">${options.message}</p>
     ${retryUrl === null ? null : html`<a class="button" href="${retryUrl}">Try again</a>`}
+    ${supportButton}
     <p class="code">Error code <code>${options.code}</code></p>`;
 
   return renderLayout({
     branding,
     title: appName ? `${options.title} · ${appName}` : options.title,
     card,
-    after: supportLine(branding),
+    after: supportButton === null ? supportLine(branding) : null,
   });
 }

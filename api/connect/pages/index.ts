@@ -3,4 +3,9 @@ export { renderConnectPage, type ConnectPageOptions } from './connect.js';
 export { renderErrorPage, type ErrorPageOptions } from './error.js';
 export { CONTENT_SECURITY_POLICY } from './layout.js';
 export { renderSuccessPage, type SuccessPageOptions } from './success.js';
-export { DEFAULT_BRANDING, type AppInfo, type ConnectBranding } from './types.js';
+export {
+  DEFAULT_BRANDING,
+  type AppInfo,
+  type ConnectBranding,
+  type RequestedScope,
+} from './types.js';

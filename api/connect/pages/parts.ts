@@ -58,10 +58,17 @@ export function brandHeader(branding: ResolvedBranding): Html {
   </div>`;
 }
 
+/** What the support link says: whose support it is, when the product has a name. */
+export function supportLabel(branding: ResolvedBranding): string {
+  return branding.product === null ? 'Contact support' : `Contact ${branding.product} support`;
+}
+
 export function supportLine(branding: ResolvedBranding): Html | null {
   if (branding.supportUrl === null) return null;
   return html`<p class="help">
     Need help?
-    <a href="${branding.supportUrl}" target="_blank" rel="noopener noreferrer">Contact support</a>
+    <a href="${branding.supportUrl}" target="_blank" rel="noopener noreferrer"
+      >${supportLabel(branding)}</a
+    >
   </p>`;
 }

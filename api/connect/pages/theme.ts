@@ -49,6 +49,11 @@ export const DARK_PALETTE: Palette = {
 /** Branding after validation: everything here is safe to place in markup or CSS as is. */
 export interface ResolvedBranding {
   displayName: string;
+  /**
+   * The product that sent the person here, by the name they know it by; null while the
+   * environment has not named it, since the default name is ours and means nothing to them.
+   */
+  product: string | null;
   accent: string;
   logoUrl: string | null;
   supportUrl: string | null;
@@ -59,10 +64,17 @@ export interface ResolvedBranding {
 const DEFAULT_RADIUS = 10;
 const MAX_RADIUS = 28;
 
+/** The display name when it names the customer's product, not the default one (see above). */
+export function productName(branding: Pick<ConnectBranding, 'displayName'>): string | null {
+  const name = branding.displayName.trim();
+  return name === '' || name === DEFAULT_BRANDING.displayName ? null : name;
+}
+
 export function resolveBranding(branding: ConnectBranding): ResolvedBranding {
   const radius = branding.theme.radius;
   return {
     displayName: branding.displayName.trim() || DEFAULT_BRANDING.displayName,
+    product: productName(branding),
     accent: safeColor(branding.accentColor, DEFAULT_BRANDING.accentColor),
     logoUrl: safeUrl(branding.logoUrl),
     supportUrl: safeUrl(branding.supportUrl),

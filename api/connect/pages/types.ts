@@ -10,6 +10,15 @@ export interface ConnectBranding {
   theme: { mode: 'light' | 'dark' | 'system'; radius?: number };
 }
 
+/**
+ * A permission the app is asked for: its name at the app, and what it allows in words where the
+ * catalog knows them (the words are what a person reads; the name only stands in for them).
+ */
+export interface RequestedScope {
+  scope: string;
+  description?: string | undefined;
+}
+
 /** The third-party app being connected, e.g. `{ id: 'acme', name: 'Acme Tasks' }`. */
 export interface AppInfo {
   id: string;

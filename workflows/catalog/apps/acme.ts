@@ -16,6 +16,11 @@ export const acme: AppDefinition = {
     // `openid` brings an ID token naming the account, checked by openid-client (issue 12).
     defaultScopes: ['openid', 'tasks:read', 'tasks:write'],
     scopeGrades: { openid: [], 'tasks:read': ['read'], 'tasks:write': ['write'] },
+    scopeDescriptions: {
+      openid: 'Know which account you signed in with',
+      'tasks:read': 'See your tasks',
+      'tasks:write': 'Create and change your tasks',
+    },
     scopeSeparator: ' ',
     tokenEndpointAuthMethod: 'client_secret_basic',
     pkce: true,

@@ -21,6 +21,11 @@ export const github: AppDefinition = {
       public_repo: ['read', 'write'],
       'read:user': ['read'],
     },
+    scopeDescriptions: {
+      repo: 'See and change your repositories, public and private: code, issues, pull requests',
+      public_repo: 'See and change your public repositories: code, issues, pull requests',
+      'read:user': 'See your profile',
+    },
     // The token response lists granted scopes comma-separated ("repo,gist"); the authorize URL
     // takes a single scope as is.
     scopeSeparator: ',',

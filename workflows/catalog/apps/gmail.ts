@@ -21,6 +21,15 @@ export const gmail: AppDefinition = {
       'https://www.googleapis.com/auth/gmail.labels': ['read', 'write'],
       'https://mail.google.com/': ['read', 'write'],
     },
+    scopeDescriptions: {
+      'https://www.googleapis.com/auth/gmail.modify':
+        'Read, write, send and organise your email, without deleting it for good',
+      'https://www.googleapis.com/auth/gmail.readonly': 'Read your email and its settings',
+      'https://www.googleapis.com/auth/gmail.compose': 'Write drafts and send email',
+      'https://www.googleapis.com/auth/gmail.send': 'Send email as you',
+      'https://www.googleapis.com/auth/gmail.labels': 'See and change your email labels',
+      'https://mail.google.com/': 'Read, write, send and delete all your email for good',
+    },
     scopeSeparator: ' ',
     tokenEndpointAuthMethod: 'client_secret_post',
     pkce: true,

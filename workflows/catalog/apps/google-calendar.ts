@@ -21,6 +21,15 @@ export const googleCalendar: AppDefinition = {
       'https://www.googleapis.com/auth/calendar.readonly': ['read'],
       'https://www.googleapis.com/auth/calendar': ['read', 'write'],
     },
+    scopeDescriptions: {
+      'https://www.googleapis.com/auth/calendar.calendarlist.readonly':
+        'See the list of calendars you use',
+      'https://www.googleapis.com/auth/calendar.events': 'See and change events on your calendars',
+      'https://www.googleapis.com/auth/calendar.events.readonly': 'See events on your calendars',
+      'https://www.googleapis.com/auth/calendar.readonly': 'See your calendars and their events',
+      'https://www.googleapis.com/auth/calendar':
+        'See, change, share and delete your calendars and their events',
+    },
     scopeSeparator: ' ',
     tokenEndpointAuthMethod: 'client_secret_post',
     pkce: true,

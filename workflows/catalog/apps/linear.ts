@@ -20,6 +20,12 @@ export const linear: AppDefinition = {
       'issues:create': ['write'],
       'comments:create': ['write'],
     },
+    scopeDescriptions: {
+      read: 'See the issues, projects and comments of your workspace',
+      write: 'Create and change issues, projects and comments as you',
+      'issues:create': 'Create issues',
+      'comments:create': 'Write comments',
+    },
     // Asked for comma-separated; granted scopes come back space-separated, which the ','
     // setting also splits.
     scopeSeparator: ',',

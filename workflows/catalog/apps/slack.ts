@@ -23,6 +23,15 @@ export const slack: AppDefinition = {
       'chat:write': ['write'],
       'reactions:write': ['write'],
     },
+    scopeDescriptions: {
+      'channels:read': 'See the public channels of your workspace',
+      'channels:history': 'Read messages in the public channels it is added to',
+      'groups:read': 'See the private channels it is added to',
+      'groups:history': 'Read messages in the private channels it is added to',
+      'reactions:read': 'See emoji reactions to messages',
+      'chat:write': 'Send messages as the app',
+      'reactions:write': 'Add and remove emoji reactions',
+    },
     scopeSeparator: ',',
     // Slack asks clients to prefer HTTP Basic over form parameters for the client secret.
     tokenEndpointAuthMethod: 'client_secret_basic',
