@@ -43,7 +43,7 @@ export interface CallRequest {
   agentId: string;
   userExternalId: string;
   via: Via;
-  /** sha256 over the call's identity (DESIGN.md §4); the workflow id is `call/<env>/<fingerprint>`. */
+  /** sha256 over the call's identity (DESIGN.md §4); the workflow id is `call/<env>/<action>/<fingerprint>`. */
   fingerprint: string;
   target: CallTargetInput;
   /** How long an approved call waits for its caller's retry. */

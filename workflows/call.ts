@@ -11,7 +11,7 @@
  *
  * An allowed read is prepared, served and audited in one local activity (issue 14).
  *
- * The workflow id is `call/<environment>/<fingerprint>`, so identical calls meet here: each HTTP
+ * The workflow id is `call/<environment>/<action>/<fingerprint>`, so identical calls meet here: each HTTP
  * request is an Update (`call`) whose result is its answer, and every one is audited.
  */
 import {
