@@ -42,7 +42,8 @@ interface HistorySummary {
 async function summary(client: Client, workflowId: string): Promise<HistorySummary> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const events = history.events ?? [];
-  const count = (type: number) => events.filter((event) => event.eventType === type).length;
+  const count = (type: temporal.api.enums.v1.EventType) =>
+    events.filter((event) => event.eventType === type).length;
   return {
     events: events.length,
     localActivities: events.filter(
