@@ -14,6 +14,7 @@ import { responseHeaders } from './http/response-headers.js';
 import { traceId } from './http/trace-id.js';
 import { wellFormedQuery } from './http/well-formed-query.js';
 import { actionRoutes } from './routes/actions.js';
+import { appRoutes } from './routes/apps.js';
 import { approvalPageRoutes } from './routes/approval-page.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
@@ -84,6 +85,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(connectLinkRoutes(deps));
   app.use(policyRoutes(deps));
   app.use(webhookEndpointRoutes(deps));
+  app.use(appRoutes(deps));
   app.use(actionRoutes(deps));
   app.use(mcpSessionRoutes(deps));
   app.use(approvalRoutes(deps));

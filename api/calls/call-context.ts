@@ -8,12 +8,10 @@ import { callFingerprint } from './fingerprint.js';
 
 /** Headers every governed call may carry. */
 export const callHeaders = z.object({
-  'Idempotency-Key': z
-    .string()
-    .min(1)
-    .max(200)
-    .optional()
-    .meta({ description: 'Makes an otherwise identical call distinct (DESIGN.md §4).' }),
+  'Idempotency-Key': z.string().min(1).max(200).optional().meta({
+    description:
+      'Part of the call’s identity: identical calls in flight share one run, so send a new key for each write you mean and the same key on every retry of it. A held call retried with its key after approval runs once.',
+  }),
   'gatehouse-via': z
     .enum(['api', 'mcp'])
     .optional()

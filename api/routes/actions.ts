@@ -10,6 +10,7 @@ import { NotFoundError } from '../errors.js';
 import { authorize, callerOf, checkAccess } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { parse } from '../http/validate.js';
+import { CALL_ERROR_EXAMPLES, CALL_ERRORS } from '../openapi/error-examples.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
@@ -28,19 +29,36 @@ registerConnectedUserOperation({
   method: 'get',
   path: '/v1/actions',
   operationId: 'list_actions',
-  summary: 'The actions of the catalog, optionally of one app',
+  summary: 'List the actions of the catalog, optionally of one app',
+  description:
+    'Every action with its scope (`read`, `write` or `destructive`), which decides how the policy treats it.',
   request: { query: listQuery },
   response: z.object({ data: z.array(actionItem) }),
-  errors: [400, 401, 403],
+  errors: [],
 });
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/actions/{action}',
   operationId: 'get_action',
-  summary: 'One action with the JSON Schema of its input, so an agent knows what to send',
+  summary: 'Get one action with the JSON Schema of its input',
+  description: 'The `input_schema` tells an agent what `input` to send to run it.',
   request: { params: actionParam },
-  response: actionItem.extend({ app: z.string(), input_schema: z.record(z.string(), z.unknown()) }),
-  errors: [401, 403, 404],
+  response: actionItem.extend({
+    app: z.string(),
+    input_schema: z.record(z.string(), z.unknown()).meta({
+      description: 'The JSON Schema of `input`',
+      example: {
+        type: 'object',
+        properties: { title: { type: 'string', minLength: 1 } },
+        required: ['title'],
+        additionalProperties: false,
+      },
+    }),
+  }),
+  errors: [],
+  errorExamples: [
+    { when: 'unknown action', error: new NotFoundError('Action "acme.archive_task"') },
+  ],
 });
 
 const runBody = z
@@ -49,7 +67,10 @@ const runBody = z
     input: z
       .record(z.string(), z.unknown())
       .default({})
-      .meta({ description: "The action's input; see `GET /v1/actions/{action}`" }),
+      .meta({
+        description: "The action's input; see `GET /v1/actions/{action}`",
+        example: { title: 'Ship the report' },
+      }),
   })
   .meta({ id: 'RunAction' });
 
@@ -57,9 +78,13 @@ registerConnectedUserOperation({
   method: 'post',
   path: '/v1/actions/{action}/run',
   operationId: 'run_action',
-  summary:
-    "Run an action for a user: the governing policy allows it (the app's answer), holds it " +
-    '(`approval_required`; retry the same call once decided) or denies it',
+  summary: 'Run an action for a user',
+  description:
+    "The policy that governs your key's agent decides: an allowed call runs and answers the app's result; " +
+    'a held one answers 403 `approval_required` without running (send the same call again once it is approved, see Approvals); ' +
+    'a denied one answers 403 `denied_by_policy`. An app-level failure is not an error here: it answers 200 with `ok: false`, ' +
+    "the app's body as `data` and its `upstream_status`. Identical calls in flight share one run; " +
+    'send an `Idempotency-Key` to make two identical writes count as two.',
   request: {
     params: actionParam,
     headers: callHeaders,
@@ -77,7 +102,12 @@ registerConnectedUserOperation({
         .meta({ description: "The app's status when `ok` is false" }),
     })
     .meta({ id: 'ActionResult' }),
-  errors: [400, 401, 403, 404, 409, 413, 429, 500, 503, 504],
+  errors: CALL_ERRORS,
+  requires: { operation: 'call' },
+  errorExamples: [
+    ...CALL_ERROR_EXAMPLES,
+    { when: 'unknown action', error: new NotFoundError('Action "acme.archive_task"') },
+  ],
 });
 
 /** A refused run as far as its request tells: the action and user as asked, and the input. */

@@ -3,14 +3,17 @@ import { z } from 'zod';
 import { listApprovals } from '../../activities/db/approvals.js';
 import type { ApiDeps } from '../app.js';
 import { decideApproval, loadApproval, presentApproval } from '../approvals/decide.js';
+import { NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';
 import { authorize, callerOf, checkAccess } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { parse } from '../http/validate.js';
+import { DECISION_ERROR_EXAMPLES, EXAMPLE_APPROVAL } from '../openapi/error-examples.js';
 import {
   registerConnectedUserOperation,
   registerManagementOperation,
+  type ErrorExample,
 } from '../openapi/registry.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
@@ -60,6 +63,7 @@ const requestSchema = z
     id: 'ApprovalRequest',
     description:
       'Exactly what runs once approved: the action and its input, or the proxy request as it will be sent. A retry that differs in any of it is another call.',
+    example: EXAMPLE_APPROVAL.request,
   });
 
 const approvalSchema = z.object({
@@ -124,25 +128,41 @@ const listApprovalsManagementQuery = z
   .meta({ id: 'list_approvals_input' });
 
 const decideNote =
-  'Needs scope approvals:decide. The agent whose call is held can never decide it, and when `requested_from` is set only a decider named there may (403 `insufficient_access`).';
+  'The agent whose call is held can never decide it, and when `requested_from` names deciders only they may (403 `insufficient_access`). ' +
+  'Answers once the decision is recorded; an approval that is no longer pending answers 409. ' +
+  'Once approved, the caller sends the same call again and it runs once. ' +
+  'Deciding with `POST /v1/approvals/{id}/approve` or `/reject`, or with `POST /v1/approvals/{approvalId}/decision`, has the same effect under the same rules.';
+const unknownApproval: ErrorExample = {
+  when: 'unknown approval',
+  error: new NotFoundError(`Approval ${EXAMPLE_APPROVAL.id}`),
+};
 
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/approvals',
   operationId: 'list_approval_records',
-  summary: `Approvals, newest first, with filters (a \`business\` key gets \`{data, nextCursor}\`); needs scope approvals:read`,
+  summary: 'List approvals, newest first: the approvers’ inbox',
+  description:
+    'Filter by `status`, `requested_from` (what waits for one decider), `agent`, `user` and `action`; pass `cursor` from one page to get the next. ' +
+    'Each record shows exactly what will run once approved. Needs scope `approvals:read`. A `business` key gets the management shape `{data, nextCursor}`.',
   request: { query: listApprovalsQuery },
   response: z.object({ data: z.array(approvalSchema), cursor: z.string().nullable() }),
-  errors: [400, 401, 403],
+  errors: [],
+  requires: { operation: 'read', scope: 'approvals:read' },
 });
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/approvals/{id}',
   operationId: 'get_approval_record',
-  summary: 'An approval (a `business` key gets the management shape `{data}`)',
+  summary: 'Get an approval',
+  description:
+    'Its status, who may decide, and exactly what will run once approved. Poll it (or listen for the `approval.decided` webhook) to know when to send the held call again. ' +
+    'A `business` key gets the management shape `{data}` and needs scope `approvals:read`.',
   request: { params: approvalParam },
   response: approvalSchema.meta({ id: 'Approval' }),
-  errors: [400, 401, 403, 404],
+  errors: [],
+  requires: { operation: 'read', scope: 'approvals:read' },
+  errorExamples: [unknownApproval],
 });
 for (const [verb, status] of [
   ['approve', 'approved'],
@@ -152,18 +172,22 @@ for (const [verb, status] of [
     method: 'post',
     path: `/v1/approvals/{id}/${verb}`,
     operationId: `${verb}_approval`,
-    summary: `${verb === 'approve' ? 'Approve' : 'Reject'} a pending approval (→ ${status}). ${decideNote}`,
+    summary: `${verb === 'approve' ? 'Approve' : 'Reject'} a pending approval`,
+    description: `The approval becomes \`${status}\`. Needs scope \`approvals:decide\`. ${decideNote}`,
     request: { params: approvalParam },
     response: decidedSchema,
-    errors: [400, 401, 403, 404, 409],
+    errors: [],
+    requires: { operation: 'write', scope: 'approvals:decide' },
+    errorExamples: DECISION_ERROR_EXAMPLES,
   });
 }
 registerManagementOperation({
   method: 'get',
   path: '/v1/approvals',
   operationId: 'list_approvals',
-  summary:
-    'Approvals, newest first: the approvers inbox (filters status, requested_from, agent, user, action)',
+  summary: 'List approvals, newest first: the approvers’ inbox',
+  description:
+    'Filter by `status`, `requested_from` (what waits for one decider), `agent`, `user` and `action`; pass `nextCursor` from one page to get the next.',
   scope: 'approvals:read',
   request: { query: listApprovalsManagementQuery },
   output: z.array(approvalSchema).meta({ id: 'list_approvals_output' }),
@@ -173,17 +197,21 @@ registerManagementOperation({
   method: 'get',
   path: '/v1/approvals/{approvalId}',
   operationId: 'get_approval',
-  summary: 'An approval and its state',
+  summary: 'Get an approval',
+  description: 'Its status, who may decide, and exactly what will run once approved.',
   scope: 'approvals:read',
   request: { params: managementParam },
   output: approvalSchema.meta({ id: 'get_approval_output' }),
+  errorExamples: [unknownApproval],
 });
 registerManagementOperation({
   method: 'post',
   path: '/v1/approvals/{approvalId}/decision',
   operationId: 'decide_approval',
-  summary: `Approve or deny a pending approval. ${decideNote}`,
+  summary: 'Approve or deny a pending approval',
+  description: `\`{"decision": "approve"}\` makes it \`approved\`, \`{"decision": "deny"}\` \`rejected\`. ${decideNote}`,
   scope: 'approvals:decide',
+  errorExamples: DECISION_ERROR_EXAMPLES,
   request: {
     params: managementParam,
     body: { content: { 'application/json': { schema: decideBody } }, required: true },

@@ -54,8 +54,22 @@ const fullEvent = listItem
       .object({ id: z.string(), status: z.string() })
       .optional()
       .meta({ description: 'Present when an approval was raised' }),
-    request: z.record(z.string(), z.unknown()),
-    response: z.record(z.string(), z.unknown()).nullable(),
+    request: z.record(z.string(), z.unknown()).meta({
+      description: 'What the caller asked: the action, user and input, or the proxy request',
+      example: {
+        action: 'acme.create_task',
+        user: 'u_123',
+        via: 'api',
+        input: { title: 'Ship the report' },
+      },
+    }),
+    response: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .meta({
+        description: 'What the app answered; null when the call did not reach it',
+        example: { ok: true, upstream_status: 201, data: { id: 't_42', title: 'Ship the report' } },
+      }),
     policy: z.object({ id: z.string(), version: z.int() }).nullable(),
     trace_id: z.string().meta({ description: 'The trace id of the HTTP request (`X-Trace-Id`)' }),
   })
@@ -65,20 +79,29 @@ registerConnectedUserOperation({
   method: 'get',
   path: '/v1/audit',
   operationId: 'list_audit_events',
-  summary: 'The audit log, newest first: one event per call',
+  summary: 'List audit events, newest first',
+  description:
+    'One event per call through actions, the proxy or MCP, refused calls included. Filter by `user` and `decision`; pass `cursor` from one page to get the next.',
   request: { query: listAuditQuery },
   response: z.object({ data: z.array(listItem), cursor: z.string().nullable() }),
-  errors: [400, 401, 403],
+  errors: [],
 });
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/audit/{event_id}',
   operationId: 'get_audit_event',
-  summary:
-    'One audit event with its request, response (null when the call did not run) and approval',
+  summary: 'Get one audit event in full',
+  description:
+    'With the request, the response (null when the call did not run), the approval when one was raised, the policy version that decided, and the trace id.',
   request: { params: eventParam },
   response: fullEvent,
-  errors: [400, 401, 403, 404],
+  errors: [],
+  errorExamples: [
+    {
+      when: 'unknown event',
+      error: new NotFoundError('Audit event 0198f2d0-3b7c-7e11-a4c2-9d8e7f6a5b43'),
+    },
+  ],
 });
 
 function presentItem(event: AuditEvent): z.infer<typeof listItem> {

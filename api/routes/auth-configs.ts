@@ -7,6 +7,7 @@ import {
   listAuthConfigs,
   type AuthConfig,
 } from '../../activities/db/auth-configs.js';
+import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 import type { ApiDeps } from '../app.js';
 import { catalogApp, knownAppIds } from '../catalog-app.js';
 import { ConflictError, NotFoundError } from '../errors.js';
@@ -14,6 +15,7 @@ import { authorize, callerOf } from '../http/authorize.js';
 import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { expectNoBody, parse } from '../http/validate.js';
 import { registerManagementOperation } from '../openapi/registry.js';
+import { redirectUriField } from '../presenters/apps.js';
 
 export const createAuthConfigBody = z
   .strictObject({
@@ -59,6 +61,8 @@ const authConfigOutput = z.object({
   }),
   created_at: z.iso.datetime(),
   disabled_at: z.iso.datetime().nullable(),
+  // Beside the client it belongs with: an OAuth client that does not list it fails every connect.
+  redirect_uri: redirectUriField,
 });
 
 type AuthConfigOutput = z.infer<typeof authConfigOutput>;
@@ -67,8 +71,9 @@ registerManagementOperation({
   method: 'post',
   path: '/v1/auth-configs',
   operationId: 'create_auth_config',
-  summary:
-    "Add an OAuth client for an app; the app's newest enabled auth config is used for new connections",
+  summary: 'Add an OAuth client for an app',
+  description:
+    "New connections to the app use its newest enabled auth config. Register the answer's `redirect_uri` with the client at the app. The secret is stored encrypted and never returned.",
   scope: 'auth_configs:manage',
   request: {
     body: { content: { 'application/json': { schema: createAuthConfigBody } }, required: true },
@@ -82,7 +87,8 @@ registerManagementOperation({
   method: 'get',
   path: '/v1/auth-configs',
   operationId: 'list_auth_configs',
-  summary: 'List the auth configs of the environment, enabled and disabled, newest first',
+  summary: 'List the auth configs of the environment, newest first',
+  description: 'Enabled and disabled ones; pass `nextCursor` as `cursor` to get the next page.',
   scope: 'auth_configs:read',
   request: { query: listAuthConfigsQuery },
   output: listOutput,
@@ -100,14 +106,30 @@ registerManagementOperation({
   method: 'post',
   path: '/v1/auth-configs/{id}/disable',
   operationId: 'disable_auth_config',
-  summary:
-    'Disable an auth config: new connections no longer use it, existing ones keep refreshing with it',
+  summary: 'Disable an auth config',
+  description:
+    'New connections no longer use it; the connections made with it keep refreshing with it. It cannot be enabled again: add a new one instead.',
+  errorExamples: [
+    {
+      when: 'unknown auth config',
+      error: new NotFoundError('Auth config "0198f2a1-6c0d-7f3e-8b9a-1e2d3c4b5a69"'),
+    },
+    {
+      when: 'already disabled',
+      error: new ConflictError(
+        'Auth config "0198f2a1-6c0d-7f3e-8b9a-1e2d3c4b5a69" is already disabled.',
+        {
+          disabled_at: '2025-06-01T09:30:00.000Z',
+        },
+      ),
+    },
+  ],
   scope: 'auth_configs:manage',
   request: { params: authConfigPath },
   output: authConfigOutput.meta({ id: 'disable_auth_config_output' }),
 });
 
-function present(config: AuthConfig): AuthConfigOutput {
+function present(config: AuthConfig, redirectUri: string): AuthConfigOutput {
   return {
     id: config.id,
     app: config.app,
@@ -117,12 +139,14 @@ function present(config: AuthConfig): AuthConfigOutput {
     status: config.enabled ? 'enabled' : 'disabled',
     created_at: config.createdAt.toISOString(),
     disabled_at: config.disabledAt?.toISOString() ?? null,
+    redirect_uri: redirectUri,
   };
 }
 
 /** SPEC.md §4.2 create_auth_config / list_auth_configs / disable_auth_config. */
 export function authConfigRoutes(deps: ApiDeps): Router {
   const router = Router();
+  const redirectUri = connectRedirectUri(deps.config.api);
 
   router.post(
     '/v1/auth-configs',
@@ -138,7 +162,7 @@ export function authConfigRoutes(deps: ApiDeps): Router {
         clientId: body.clientId,
         clientSecret: body.clientSecret,
       });
-      res.json({ data: present(created) });
+      res.json({ data: present(created, redirectUri) });
     },
   );
 
@@ -154,7 +178,7 @@ export function authConfigRoutes(deps: ApiDeps): Router {
         limit: query.limit + 1,
       });
       const { items, cursor } = page(rows, query.limit);
-      res.json({ data: items.map(present), nextCursor: cursor });
+      res.json({ data: items.map((item) => present(item, redirectUri)), nextCursor: cursor });
     },
   );
 
@@ -174,7 +198,7 @@ export function authConfigRoutes(deps: ApiDeps): Router {
             disabled_at: result.authConfig.disabledAt?.toISOString() ?? null,
           });
         case 'disabled':
-          res.json({ data: present(result.authConfig) });
+          res.json({ data: present(result.authConfig, redirectUri) });
       }
     },
   );

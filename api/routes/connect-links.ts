@@ -43,13 +43,25 @@ registerConnectedUserOperation({
   method: 'post',
   path: '/v1/connect/links',
   operationId: 'create_connect_link',
-  summary: 'Create a hosted connect link for an end user and an app (valid 1 hour, single use)',
+  summary: 'Create a hosted connect link for an end user and an app',
+  description:
+    'Send your user to `url`: a page branded with your connect settings takes them to the app to allow access, then back to `redirect_url` (with `status=connected`, `connection_id` and `app` added to its query) or to a success page. ' +
+    'The link is valid for one hour and works once. The user is created on their first link; name them by `user` in every later call.',
   request: {
     body: { content: { 'application/json': { schema: createLinkBody } }, required: true },
   },
   response: linkSchema,
   status: 201,
-  errors: [400, 401, 403, 409],
+  errors: ['auth_config_required'],
+  requires: { operation: 'write' },
+  errorExamples: [
+    {
+      when: 'unknown app',
+      error: new InvalidRequestError('Unknown app "acmee".', [
+        { path: 'app', message: 'unknown app' },
+      ]),
+    },
+  ],
 });
 
 /** `POST /v1/connect/links`: finds or creates the user, then issues a single-use link. */
@@ -70,7 +82,7 @@ export function connectLinkRoutes(deps: ApiDeps): Router {
     ) {
       throw new ApiError(
         'auth_config_required',
-        `No OAuth client for "${app.id}" in environment "${caller.environmentName}": create an auth config for it, or enable funded access.`,
+        `No OAuth client for "${app.id}" in environment "${caller.environmentName}": register one at the app with the redirect URI that GET /v1/apps/${app.id} shows, add it with POST /v1/auth-configs, or enable funded access.`,
         { app: app.id },
       );
     }

@@ -80,7 +80,8 @@ registerManagementOperation({
   method: 'get',
   path: '/v1/connect-settings',
   operationId: 'get_connect_settings',
-  summary: "The branding of the environment's hosted connect pages (defaults until set)",
+  summary: 'Get the branding of the hosted pages',
+  description: 'What the connect and approval pages show; the defaults until you set it.',
   scope: 'connect_settings:read',
   output: connectSettingsOutput.meta({ id: 'get_connect_settings_output' }),
 });
@@ -89,7 +90,8 @@ registerManagementOperation({
   method: 'put',
   path: '/v1/connect-settings',
   operationId: 'update_connect_branding',
-  summary: 'Replace the branding of the hosted connect pages; connect links show it at once',
+  summary: 'Replace the branding of the hosted pages',
+  description: 'Open connect links show it on their next page view.',
   scope: 'connect_settings:manage',
   request: {
     body: {

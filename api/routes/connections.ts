@@ -9,7 +9,7 @@ import { ApiError, ConflictError, NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { expectNoBody } from '../http/validate.js';
-import { registerConnectedUserOperation } from '../openapi/registry.js';
+import { registerConnectedUserOperation, type ErrorExample } from '../openapi/registry.js';
 import {
   connectionSchema,
   presentConnection,
@@ -24,52 +24,89 @@ import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
 
 const connectionPath = z.strictObject({ id: uuidString() });
 
+const unknownConnection: ErrorExample = {
+  when: 'unknown connection',
+  error: new NotFoundError('Connection'),
+};
+const revokedConnection: ErrorExample = {
+  when: 'revoked',
+  error: new ConflictError(
+    'The connection is revoked; the user must connect again with a new link.',
+  ),
+};
+const tokenEndpointDown: ErrorExample = {
+  when: "the app's token endpoint is down",
+  error: new ApiError(
+    'upstream_unavailable',
+    'The token endpoint of acme could not be reached; retry later.',
+    { upstream_status: 503 },
+  ),
+};
+
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/connections/{id}',
   operationId: 'get_connection',
   summary: 'Get a connection',
+  description:
+    'Its status (`active`, `expired`, `revoked`), granted scopes and token freshness; never the tokens.',
   request: { params: connectionPath },
   response: connectionSchema,
-  errors: [401, 403, 404],
+  errors: [],
+  errorExamples: [unknownConnection],
 });
 registerConnectedUserOperation({
   method: 'delete',
   path: '/v1/connections/{id}',
   operationId: 'revoke_connection',
-  summary: 'Revoke a connection, at the app too (idempotent)',
+  summary: 'Revoke a connection',
+  description:
+    'Revokes the tokens at the app too, where the app offers revocation, and deletes them here. Revoking a revoked connection answers the same again.',
   request: { params: connectionPath },
   response: revokedSchema,
-  errors: [401, 403, 404],
+  errors: [],
+  requires: { operation: 'write' },
+  errorExamples: [unknownConnection],
 });
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/connections/{id}/export',
   operationId: 'export_connection_tokens',
-  summary:
-    'Export the connection’s tokens, refreshed first when about to expire (full-access keys only)',
+  summary: 'Export the connection’s tokens',
+  description:
+    'For calling the app yourself. The access token is refreshed first when it is about to expire. Only a full-access key may export; prefer actions or the proxy, which never hand tokens out.',
   request: { params: connectionPath },
   response: tokenExportSchema,
-  errors: [401, 403, 404, 409],
+  errors: ['connection_expired'],
+  requires: { operation: 'export' },
+  errorExamples: [unknownConnection, revokedConnection, tokenEndpointDown],
 });
 registerConnectedUserOperation({
   method: 'post',
   path: '/v1/connections/{id}/refresh',
   operationId: 'refresh_connection',
-  summary: 'Refresh the tokens now (concurrent calls share one token request)',
+  summary: 'Refresh the tokens now',
+  description:
+    'Gatehouse refreshes tokens on its own before they expire; this forces it. Concurrent refreshes of one connection share one token request.',
   request: { params: connectionPath },
   response: refreshResultSchema,
-  errors: [400, 401, 403, 404, 409],
+  errors: ['connection_expired'],
+  requires: { operation: 'write' },
+  errorExamples: [unknownConnection, revokedConnection, tokenEndpointDown],
 });
 registerConnectedUserOperation({
   method: 'post',
   path: '/v1/connections/{id}/reconnect-link',
   operationId: 'create_reconnect_link',
-  summary: 'The connection’s reconnect link: single use, valid 7 days, the same until used',
+  summary: 'Get a reconnect link for the connection',
+  description:
+    'A hosted connect link that renews this connection once the app has stopped accepting its refresh token. It works once and is valid for 7 days; until used, asking again gives the same link.',
   request: { params: connectionPath },
   response: reconnectLinkSchema,
   status: 201,
-  errors: [400, 401, 403, 404, 409],
+  errors: [],
+  requires: { operation: 'write' },
+  errorExamples: [unknownConnection, revokedConnection],
 });
 
 /** SPEC.md §4.1 connections: read, revoke, export, refresh and reconnect. */

@@ -1,6 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import swaggerUi from 'swagger-ui-express';
-import { connectedUsersDocument, managementDocument } from '../openapi/documents.js';
+import { connectedUsersDocument, docsDocument, managementDocument } from '../openapi/documents.js';
 
 /**
  * The policy of /docs, its page and its assets alike. swagger-ui runs from its own files here
@@ -25,11 +25,22 @@ export function docsContentSecurityPolicy(publicUrl: string): string {
   ].join('; ');
 }
 
-/** The OpenAPI documents (DESIGN.md §7) and interactive docs over both, served from this process. */
+/**
+ * The documents /docs offers, first the one it opens on: both interfaces on one page by resource,
+ * so a newcomer meets connect links and calls first, not the settings.
+ */
+export const DOCS_DOCUMENTS = [
+  { url: '/openapi/docs.json', name: 'Gatehouse API (all operations, by resource)' },
+  { url: '/openapi/connected-users.json', name: 'connected-user API' },
+  { url: '/openapi/management.json', name: 'management API' },
+] as const;
+
+/** The OpenAPI documents and interactive docs over them, served from this process. */
 export function docsRoutes(deps: { publicUrl: string }): Router {
   const router = Router();
   const management = managementDocument(deps.publicUrl);
   const connectedUsers = connectedUsersDocument(deps.publicUrl);
+  const docs = docsDocument(deps.publicUrl);
   const policy = docsContentSecurityPolicy(deps.publicUrl);
   const withPolicy: RequestHandler = (_req, res, next) => {
     res.setHeader('Content-Security-Policy', policy);
@@ -41,6 +52,9 @@ export function docsRoutes(deps: { publicUrl: string }): Router {
   router.get('/openapi/connected-users.json', (_req, res) => {
     res.json(connectedUsers);
   });
+  router.get('/openapi/docs.json', (_req, res) => {
+    res.json(docs);
+  });
   router.use(
     '/docs',
     withPolicy,
@@ -49,10 +63,12 @@ export function docsRoutes(deps: { publicUrl: string }): Router {
       customSiteTitle: 'Gatehouse API',
       explorer: true,
       swaggerOptions: {
-        urls: [
-          { url: '/openapi/management.json', name: 'management API' },
-          { url: '/openapi/connected-users.json', name: 'connected-user API' },
-        ],
+        urls: DOCS_DOCUMENTS,
+        // Tags in the documents' order (resources as a newcomer meets them), operations as
+        // registered; the page opens with the sections folded, so the resources show first.
+        docExpansion: 'list',
+        // A long page: find an operation or resource by typing part of its tag.
+        filter: true,
         // The default sends each document's URL to validator.swagger.io for a badge.
         validatorUrl: null,
       },

@@ -27,7 +27,9 @@ registerManagementOperation({
   method: 'get',
   path: '/v1/funded-access',
   operationId: 'get_funded_access',
-  summary: "Whether the operator's own OAuth clients stand in when an app has no auth config",
+  summary: 'Get whether funded access is on',
+  description:
+    "With funded access on, the operator's own OAuth clients stand in for apps that have no auth config in the environment.",
   scope: 'funded_access:read',
   output: fundedAccessOutput.meta({ id: 'get_funded_access_output' }),
 });

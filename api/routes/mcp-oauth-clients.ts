@@ -22,7 +22,7 @@ import { ConflictError, NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { expectNoBody, parse } from '../http/validate.js';
-import { registerManagementOperation } from '../openapi/registry.js';
+import { registerManagementOperation, type ErrorExample } from '../openapi/registry.js';
 import { iso, optionalTimestamp, timestamp } from '../presenters/timestamps.js';
 
 // ---- Inputs (SPEC.md §4.2 request bodies, §8 limits) ----
@@ -194,11 +194,27 @@ const settingsOutput = z.object({
     .meta({ description: 'null until first set with update_mcp_client_branding' }),
 });
 
+const unknownClient: ErrorExample = {
+  when: 'unknown client',
+  error: new NotFoundError('MCP OAuth client'),
+};
+const retiredClient: ErrorExample = {
+  when: 'retired',
+  error: new ConflictError('The MCP OAuth client is retired; register a new one instead.'),
+};
+const duplicateClient: ErrorExample = {
+  when: 'same issuer and clientId',
+  error: new ConflictError(
+    'The app already has an active client with this issuer and clientId; rotate that one instead.',
+  ),
+};
+
 registerManagementOperation({
   method: 'get',
   path: '/v1/mcp-oauth-clients',
   operationId: 'get_mcp_oauth_settings',
-  summary: 'The MCP OAuth clients per app, the selected one of each, and the client branding',
+  summary: 'Get the MCP OAuth clients and the client branding',
+  description: 'The clients of each app, which one is selected, and the branding they present.',
   scope: 'auth_configs:read',
   output: settingsOutput.meta({ id: 'get_mcp_oauth_settings_output' }),
 });
@@ -206,7 +222,10 @@ registerManagementOperation({
   method: 'post',
   path: '/v1/mcp-oauth-clients',
   operationId: 'create_mcp_oauth_client',
-  summary: 'Register an MCP OAuth client for an app (active, not selected)',
+  summary: 'Register an MCP OAuth client for an app',
+  description:
+    'It starts active but not selected: select it to put it in use. The secret is write-only: stored sealed and never returned.',
+  errorExamples: [duplicateClient],
   scope: 'auth_configs:manage',
   request: {
     body: {
@@ -220,7 +239,20 @@ registerManagementOperation({
   method: 'post',
   path: '/v1/mcp-oauth-clients/{id}/rotate',
   operationId: 'rotate_mcp_oauth_client',
-  summary: 'Replace the secret (and optionally the client id) of an active confidential client',
+  summary: 'Rotate the secret of a client',
+  description:
+    'Replaces the secret, and the client id when given, of an active client that has a secret (not `authMethod: none`).',
+  errorExamples: [
+    unknownClient,
+    retiredClient,
+    duplicateClient,
+    {
+      when: 'no secret to rotate',
+      error: new ConflictError(
+        'The MCP OAuth client uses authMethod "none" and has no secret to rotate; register a new client instead.',
+      ),
+    },
+  ],
   scope: 'auth_configs:manage',
   request: {
     params: mcpOAuthClientPath,
@@ -235,7 +267,9 @@ registerManagementOperation({
   method: 'post',
   path: '/v1/mcp-oauth-clients/{id}/retire',
   operationId: 'retire_mcp_oauth_client',
-  summary: 'Retire a client for good: it is unselected and its secret erased',
+  summary: 'Retire a client for good',
+  description: 'It is unselected and its secret erased; a retired client cannot come back.',
+  errorExamples: [unknownClient, retiredClient],
   scope: 'auth_configs:manage',
   request: { params: mcpOAuthClientPath },
   output: mcpOAuthClientSchema.meta({ id: 'retire_mcp_oauth_client_output' }),
@@ -244,7 +278,9 @@ registerManagementOperation({
   method: 'post',
   path: '/v1/mcp-oauth-clients/{id}/select',
   operationId: 'select_mcp_oauth_client',
-  summary: "Make an active client its app's selected one (the previous one is unselected)",
+  summary: 'Select a client as the one its app uses',
+  description: 'The app’s previously selected client is unselected in the same step.',
+  errorExamples: [unknownClient, retiredClient],
   scope: 'auth_configs:manage',
   request: { params: mcpOAuthClientPath },
   output: mcpOAuthClientSchema.meta({ id: 'select_mcp_oauth_client_output' }),
@@ -253,7 +289,9 @@ registerManagementOperation({
   method: 'put',
   path: '/v1/mcp-client-branding',
   operationId: 'update_mcp_client_branding',
-  summary: 'Set the name and links the MCP OAuth clients present to authorization servers',
+  summary: 'Set the MCP client branding',
+  description:
+    'The name and links the MCP OAuth clients present to authorization servers. Replaces the branding: a URI left out is cleared.',
   scope: 'auth_configs:manage',
   request: {
     body: {

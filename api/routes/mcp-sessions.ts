@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { createMcpSession, revokeMcpSession } from '../../activities/db/mcp-sessions.js';
 import { findAction, findApp } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
-import { NotFoundError } from '../errors.js';
+import { InsufficientAccessError, NotFoundError } from '../errors.js';
 import { authorize, callerOf, checkAccess } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { uuidString } from '../http/ids.js';
@@ -91,9 +91,11 @@ registerConnectedUserOperation({
   method: 'post',
   path: '/v1/mcp/sessions',
   operationId: 'create_mcp_session',
-  summary:
-    'Mint an MCP server address for one of your users: its tools are the catalog actions the ' +
-    'user can use, called as this key’s agent under its policy, approvals and audit',
+  summary: 'Mint an MCP server address for one of your users',
+  description:
+    'Point any MCP client (Streamable HTTP) at the `url`: it carries the session’s secret, shown only now. ' +
+    'Its tools are the catalog actions the user can use, called as this key’s agent under its policy, approvals and audit. ' +
+    '`show_approval_links` needs a key with scope `approvals:decide`, so an agent’s own key cannot hand it links that decide its own calls.',
   request: {
     body: {
       content: { 'application/json': { schema: createSessionBody(365 * 24 * 3600) } },
@@ -102,16 +104,29 @@ registerConnectedUserOperation({
   },
   response: sessionSchema,
   status: 201,
-  errors: [400, 401, 403],
+  errors: [],
+  requires: { operation: 'call' },
+  errorExamples: [
+    {
+      when: 'show_approval_links without approvals:decide',
+      error: new InsufficientAccessError('This key lacks the scope "approvals:decide".', {
+        required_scope: 'approvals:decide',
+      }),
+    },
+  ],
 });
 registerConnectedUserOperation({
   method: 'delete',
   path: '/v1/mcp/sessions/{id}',
   operationId: 'revoke_mcp_session',
-  summary: 'Revoke an MCP session: its address answers 401 from now on (idempotent)',
+  summary: 'Revoke an MCP session',
+  description:
+    'Its address answers 401 from now on. Revoking a revoked session answers the same again.',
   request: { params: sessionPath },
   response: revokedSessionSchema,
-  errors: [401, 403, 404],
+  errors: [],
+  requires: { operation: 'write' },
+  errorExamples: [{ when: 'unknown session', error: new NotFoundError('MCP session') }],
 });
 
 /** `POST /v1/mcp/sessions` and `DELETE /v1/mcp/sessions/{id}` (issue 13). */

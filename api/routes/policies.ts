@@ -80,9 +80,12 @@ registerConnectedUserOperation({
   method: 'get',
   path: '/v1/policies',
   operationId: 'list_policies',
-  summary: 'The policies of this environment; needs scope policies:read',
+  summary: 'List the policies of the environment',
+  description:
+    'Each with the agents it governs and its current version. Needs scope `policies:read`.',
   response: z.object({ data: z.array(listItem) }),
-  errors: [401, 403],
+  errors: [],
+  requires: { operation: 'read', scope: 'policies:read' },
 });
 const policyOut = listItem
   .extend({
@@ -107,32 +110,55 @@ registerConnectedUserOperation({
   method: 'get',
   path: '/v1/policies/{id}',
   operationId: 'get_policy',
-  summary: 'One policy in full: defaults, rules, approval settings, version',
+  summary: 'Get a policy in full',
+  description:
+    'Its defaults, rules, approval settings (who decides, how long an approval waits) and current version. Needs scope `policies:read`.',
   request: { params: policyIdParam },
   response: policyOut,
-  errors: [400, 401, 403, 404],
+  errors: [],
+  requires: { operation: 'read', scope: 'policies:read' },
+  errorExamples: [{ when: 'unknown policy', error: new NotFoundError('Policy "billing-bot"') }],
 });
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/policies/{id}/versions/{version}',
   operationId: 'get_policy_version',
-  summary: 'A policy as one version of it was written: the one an audit event names',
+  summary: 'Get a policy as one of its versions was written',
+  description:
+    'Every version stays readable, so the version an audit event names shows exactly the rules that decided the call. Needs scope `policies:read`.',
   request: { params: policyVersionParams },
   response: policyOut,
-  errors: [400, 401, 403, 404],
+  errors: [],
+  requires: { operation: 'read', scope: 'policies:read' },
+  errorExamples: [
+    { when: 'unknown version', error: new NotFoundError('Version 7 of policy "default"') },
+  ],
 });
 registerConnectedUserOperation({
   method: 'put',
   path: '/v1/policies/{id}',
   operationId: 'replace_policy',
-  summary:
-    'Replace a policy (its rules are replaced), creating version n+1 (or 1 for a new id); needs scope policies:manage, which the keys agents call with (standard) lack',
+  summary: 'Replace a policy, as a new version',
+  description:
+    'The body replaces the defaults and rules; `name`, `agents` and `approval` keep their values when left out. ' +
+    'Creates version n+1, or version 1 for a new id. Two policies cannot govern the same agent (409). ' +
+    'Needs scope `policies:manage`, which the standard keys agents call with lack, so an agent cannot loosen its own policy.',
   request: {
     params: policyIdParam,
     body: { content: { 'application/json': { schema: replacePolicyBody } }, required: true },
   },
   response: z.object({ id: z.string(), version: z.int(), updated_by: z.string() }),
-  errors: [400, 401, 403, 409],
+  errors: [],
+  requires: { operation: 'write', scope: 'policies:manage' },
+  errorExamples: [
+    {
+      when: 'the agent has a policy',
+      error: new ConflictError('Agent "billing-bot" is already governed by policy "default".', {
+        agent: 'billing-bot',
+        policy: 'default',
+      }),
+    },
+  ],
 });
 
 function present(policy: StoredPolicy) {

@@ -12,6 +12,7 @@ import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { callerOf, checkAccess } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { parse } from '../http/validate.js';
+import { CALL_ERROR_EXAMPLES, CALL_ERRORS } from '../openapi/error-examples.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
@@ -30,10 +31,19 @@ for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
     method,
     path: '/v1/proxy/{app}/{path}',
     operationId: `proxy_${method}`,
-    summary: `${method.toUpperCase()} on the app's own API with the user's credentials (scope ${scopeOfMethod(method)})`,
+    summary: `${method.toUpperCase()} on the app's own API as the user (scope ${scopeOfMethod(method)})`,
+    description:
+      `Sends \`${method.toUpperCase()}\` to the app's own API at \`{path}\` (unchanged, with the query), with the credentials of the user named in \`Service-User\`. ` +
+      `It is governed as a \`${scopeOfMethod(method)}\` call of the action \`<app>.proxy\`: allowed, held for approval (403 \`approval_required\`; send the same request again once approved) or denied. ` +
+      "The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.",
     request: { params: proxyParams, headers: proxyHeaders },
     response: z.unknown().meta({ description: "The app's own response, passed through" }),
-    errors: [400, 401, 403, 404, 409, 413, 429, 500, 503, 504],
+    errors: CALL_ERRORS,
+    requires: { operation: 'call' },
+    errorExamples: [
+      ...CALL_ERROR_EXAMPLES,
+      { when: 'unknown app', error: new NotFoundError('App "acmee"') },
+    ],
   });
 }
 

@@ -14,7 +14,7 @@ import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { parse } from '../http/validate.js';
-import { registerConnectedUserOperation } from '../openapi/registry.js';
+import { registerConnectedUserOperation, type ErrorExample } from '../openapi/registry.js';
 import { connectionListItemSchema, presentConnectionListItem } from '../presenters/connections.js';
 import {
   presentUser,
@@ -39,14 +39,20 @@ const userPath = z.strictObject({
   user: externalUserId.meta({ description: 'Your own id for the user (`external_id`)' }),
 });
 
+const unknownUser: ErrorExample = {
+  when: 'unknown user',
+  error: new NotFoundError('User "u_123"'),
+};
+
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/users',
   operationId: 'list_users',
   summary: 'List connected users, newest first',
+  description: 'Pass `cursor` from one page to get the next; it is null on the last page.',
   request: { query: listUsersQuery },
   response: z.object({ data: z.array(userListItemSchema), cursor: z.string().nullable() }),
-  errors: [400, 401, 403],
+  errors: [],
 });
 
 registerConnectedUserOperation({
@@ -56,28 +62,34 @@ registerConnectedUserOperation({
   summary: 'Get a connected user by your own id for them',
   request: { params: userPath },
   response: userSchema,
-  errors: [401, 403, 404],
+  errors: [],
+  errorExamples: [unknownUser],
 });
 
 registerConnectedUserOperation({
   method: 'delete',
   path: '/v1/users/{user}',
   operationId: 'delete_user',
-  summary:
-    'Delete a user: revokes their connections at the apps and deletes them and their tokens (irreversible; audit history stays)',
+  summary: 'Delete a user and their tokens',
+  description:
+    'Revokes their connections (at the apps too, where they offer revocation), deletes them and their tokens, and cancels their pending approvals. Irreversible; their audit history stays.',
   request: { params: userPath },
   response: z.object({ ok: z.boolean() }),
-  errors: [401, 403, 404],
+  errors: [],
+  requires: { operation: 'write' },
+  errorExamples: [unknownUser],
 });
 
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/users/{user}/connections',
   operationId: 'list_user_connections',
-  summary: 'List the connections a user has (revoked ones are left out)',
+  summary: "List a user's connections",
+  description: 'Active and expired ones; revoked connections are left out.',
   request: { params: userPath },
   response: z.object({ data: z.array(connectionListItemSchema) }),
-  errors: [401, 403, 404],
+  errors: [],
+  errorExamples: [unknownUser],
 });
 
 async function userOf(sql: Sql, caller: Caller, externalId: string): Promise<ConnectedUserSummary> {

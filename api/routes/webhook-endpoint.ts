@@ -12,7 +12,7 @@ import type { ApiDeps } from '../app.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { parse } from '../http/validate.js';
-import { registerConnectedUserOperation } from '../openapi/registry.js';
+import { registerConnectedUserOperation, type ErrorExample } from '../openapi/registry.js';
 
 export const setWebhookEndpointBody = webhookEndpointInput.meta({
   id: 'SetWebhookEndpoint',
@@ -28,32 +28,46 @@ const webhookEndpointOutput = z
   })
   .meta({ id: 'WebhookEndpoint' });
 
+const noEndpoint: ErrorExample = {
+  when: 'none set',
+  error: new NotFoundError('Webhook endpoint'),
+};
+
 registerConnectedUserOperation({
   method: 'get',
   path: '/v1/webhook-endpoint',
   operationId: 'get_webhook_endpoint',
-  summary: 'Where `approval.decided` webhooks of this environment are delivered',
+  summary: 'Get the webhook endpoint of the environment',
+  description:
+    'Where `approval.requested` and `approval.decided` are delivered; the signing secret shows only as its last four characters.',
   response: webhookEndpointOutput,
-  errors: [401, 403, 404],
+  errors: [],
+  errorExamples: [noEndpoint],
 });
 registerConnectedUserOperation({
   method: 'put',
   path: '/v1/webhook-endpoint',
   operationId: 'set_webhook_endpoint',
-  summary: 'Set the webhook endpoint and its signing secret (full-access keys only)',
+  summary: 'Set the webhook endpoint and its signing secret',
+  description:
+    'Replaces the URL and the Standard Webhooks signing secret (`whsec_…`, write-only). Full-access keys only: it decides where data about your calls is sent.',
   request: {
     body: { content: { 'application/json': { schema: setWebhookEndpointBody } }, required: true },
   },
   response: webhookEndpointOutput,
-  errors: [400, 401, 403],
+  errors: [],
+  requires: { operation: 'write', fullAccess: true },
 });
 registerConnectedUserOperation({
   method: 'delete',
   path: '/v1/webhook-endpoint',
   operationId: 'delete_webhook_endpoint',
-  summary: 'Stop delivering webhooks for this environment (full-access keys only)',
+  summary: 'Stop delivering webhooks for the environment',
+  description: 'Full-access keys only.',
   response: z.object({ ok: z.literal(true) }),
-  errors: [401, 403, 404],
+  errors: [],
+  requires: { operation: 'write', fullAccess: true },
+  errorExamples: [noEndpoint],
 });
 
 function presentWebhookEndpoint(endpoint: WebhookEndpointView) {

@@ -1,8 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
+import type { ReplacedPort } from '../dev/dev-ports.js';
 import { dataDir } from '../dev/local-state.js';
-import { startDevStack, DEV_ENVIRONMENT, DEMO_APP, DEV_KEYS } from '../dev/stack.js';
+import { clearRunningStack, recordRunningStack } from '../dev/running-stack.js';
+import { devShellExports } from '../dev/shell-exports.js';
+import { terminalLogStream } from '../dev/terminal-log.js';
 import { createLogger } from '../logger.js';
 import { untilShutdownSignal } from './signals.js';
 
@@ -10,49 +13,91 @@ function redactPassword(url: string): string {
   return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
 }
 
+/** A path as short as it can be read from here: relative below the working folder. */
+function shown(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
+}
+
+/**
+ * Said loudly and first: a replacement port is silent otherwise, and commands written for the
+ * default one (the README's, a bookmark, a script) would reach whatever holds it.
+ */
+export function replacedPortLines(replaced: readonly ReplacedPort[]): string[] {
+  if (!replaced.length) return [];
+  return [
+    ...replaced.map(
+      ({ service, preferred, actual }) =>
+        `  ! Port ${preferred} is taken by another program: the ${service} is on port ${actual} instead.`,
+    ),
+    '  ! Commands written for the default ports would reach that program, not Gatehouse: use the',
+    '  ! addresses below, or the shell variables at the end (the README examples do).',
+    '',
+  ];
+}
+
 /** `gatehouse dev`: starts everything, prints where it is, and stops it all on Ctrl-C. */
 export async function runDev(): Promise<void> {
-  const started = Date.now();
   const logFile = path.join(dataDir, 'logs', 'gatehouse.log');
   await mkdir(path.dirname(logFile), { recursive: true });
-  // The full log goes to a file; the terminal keeps the banner and warnings.
+  // The file keeps every record as JSON; the terminal shows warnings and errors, one readable
+  // line each, so the banner stays in view.
   const logger = createLogger(
     { level: process.env.LOG_LEVEL ?? 'info' },
     pino.multistream([
-      { level: 'debug', stream: pino.destination({ dest: logFile, sync: false }) },
-      { level: 'warn', stream: process.stderr },
+      { level: 'trace', stream: pino.destination({ dest: logFile, sync: false }) },
+      { level: 'warn', stream: terminalLogStream(process.stderr) },
     ]),
   );
   console.log(
-    'Starting Gatehouse (embedded Postgres, Temporal dev server, worker, API, demo app)…',
+    'Starting Gatehouse (embedded Postgres, Temporal dev server, worker, API, demo app):\n' +
+      'about 8 s on an idle machine, up to 25 s on a busy one…',
   );
+  // Loaded here, not at the top: every other `gatehouse` command (`env`, `keys`, …) would
+  // otherwise load the API, the worker and the demo app just to start.
+  const { startDevStack, DEV_ENVIRONMENT, DEMO_APP, DEV_KEYS } = await import('../dev/stack.js');
   const stack = await startDevStack(logger);
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  // From the process's own start, so loading the sources counts too: what the user waited.
+  const seconds = process.uptime().toFixed(1);
   const { agentKey: agent, adminKey: admin } = DEV_KEYS;
+  await recordRunningStack({
+    pid: process.pid,
+    apiUrl: stack.apiUrl,
+    temporalUiUrl: stack.temporalUiUrl,
+    temporalAddress: stack.temporalAddress,
+    demoAppUrl: stack.demoAppUrl,
+  });
   console.log(
     [
       '',
       `Gatehouse is ready (${seconds} s).`,
       '',
+      ...replacedPortLines(stack.replacedPorts),
       `  API           ${stack.apiUrl}`,
       `  API docs      ${stack.docsUrl}`,
       `  Temporal UI   ${stack.temporalUiUrl ?? '(external cluster: see its own UI)'}`,
       `  Temporal      ${stack.temporalAddress}   (namespace ${process.env.TEMPORAL_NAMESPACE ?? 'default'}, task queue ${process.env.TEMPORAL_TASK_QUEUE ?? 'gatehouse'})`,
       `  Demo app      ${stack.demoAppUrl}   (app "${DEMO_APP}", OAuth client registered)`,
-      `  Postgres      ${redactPassword(stack.databaseUrl)}${stack.externalDatabase ? '' : '   (embedded, data in .data/)'}`,
-      `  Logs          ${logFile}`,
+      `  Postgres      ${redactPassword(stack.databaseUrl)}${stack.externalDatabase ? '' : `   (embedded, data in ${shown(dataDir)})`}`,
+      `  Logs          ${shown(logFile)}   (everything, as JSON; here only warnings and errors)`,
       '',
       `  Agent key     ${stack.agentKey}   (${agent.access}: runs actions and the proxy as agent "${agent.agentId}")`,
       `  Admin key     ${stack.adminKey}   (${admin.access}: management, policies and approval decisions, agent "${admin.agentId}")`,
       `                (environment "${DEV_ENVIRONMENT}"; the agent key cannot decide its own approvals or edit policies)`,
       '',
-      `  Try: curl -H "Authorization: Bearer ${stack.agentKey}" ${stack.apiUrl}/v1/policies/default`,
+      '  The README examples use these variables. In another terminal, paste this line, or run',
+      '  eval "$(npx gatehouse env)" there, which prints it for the running stack:',
       '',
-      'Press Ctrl-C to stop. State is kept in .data/ across restarts.',
+      `  ${devShellExports(stack)}`,
+      '',
+      '  Try: curl -H "Authorization: Bearer $AGENT_KEY" "$GATEHOUSE_URL/v1/policies/default"',
+      '',
+      `Press Ctrl-C to stop. State is kept in ${shown(dataDir)} across restarts.`,
     ].join('\n'),
   );
   await untilShutdownSignal();
   console.log('\nStopping…');
+  await clearRunningStack();
   await stack.stop();
   logger.flush();
   console.log('Stopped.');

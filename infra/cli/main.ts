@@ -2,12 +2,20 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError } from '../config.js';
 import {
+  appSettings,
+  listAppsCommand,
+  showAppCommand,
+  withAppsEnvironment,
+  type AppsOptions,
+} from './apps.js';
+import {
   approvalLinkCommand,
   approvalLinkSettings,
   type ApprovalLinkOptions,
 } from './approvals.js';
 import { withCliDatabase } from './cli-database.js';
 import { runDev } from './dev.js';
+import { envCommand } from './env.js';
 import {
   createEnvironmentCommand,
   createKeyCommand,
@@ -20,7 +28,6 @@ import {
   revokeKeyCommand,
   type CreateKeyOptions,
 } from './keys.js';
-import { runApi, runMigrate, runWorker } from './processes.js';
 import {
   removeWebhookCommand,
   setWebhookCommand,
@@ -28,6 +35,12 @@ import {
   webhookSettings,
   type SetWebhookOptions,
 } from './webhooks.js';
+
+/**
+ * The production processes load the whole API or worker: only when one of them runs, so the
+ * other commands start quickly.
+ */
+const processes = () => import('./processes.js');
 
 /** The version in package.json, which the CLI ships beside. */
 function packageVersion(): string {
@@ -65,15 +78,24 @@ program
     'start the whole service locally with embedded defaults (Postgres, Temporal, demo app)',
   )
   .action(action(runDev));
-program.command('api').description('run the HTTP API (production process)').action(action(runApi));
+program
+  .command('env')
+  .description(
+    'print the running dev stack\'s address and keys as shell exports: eval "$(npx gatehouse env)"',
+  )
+  .action(action(envCommand));
+program
+  .command('api')
+  .description('run the HTTP API (production process)')
+  .action(action(async () => (await processes()).runApi()));
 program
   .command('worker')
   .description('run the Temporal worker (production process)')
-  .action(action(runWorker));
+  .action(action(async () => (await processes()).runWorker()));
 program
   .command('migrate')
   .description('bring the database schema up to date')
-  .action(action(runMigrate));
+  .action(action(async () => (await processes()).runMigrate()));
 program
   .command('tools')
   .description(
@@ -169,6 +191,37 @@ webhooks
     action((options: { env: string }) =>
       withCliDatabase((sql) => removeWebhookCommand(sql, options.env)),
     ),
+  );
+
+const apps = program
+  .command('apps')
+  .description('the app catalog: what to register at each app, and what can be connected');
+apps
+  .command('list')
+  .description('list the catalog apps and the redirect URI to register at each')
+  .option('--env <name>', "also show whose OAuth client the environment's new connections use")
+  .option('--json', 'print JSON instead of a table')
+  .action(
+    action(async (options: AppsOptions) => {
+      const settings = await appSettings();
+      return withAppsEnvironment(options, (environment) =>
+        listAppsCommand(settings, options, environment),
+      );
+    }),
+  );
+apps
+  .command('show')
+  .description('show one app: its redirect URI, endpoints, scopes and actions')
+  .argument('<app>', 'the app key, e.g. github')
+  .option('--env <name>', "also show whose OAuth client the environment's new connections use")
+  .option('--json', 'print JSON instead of text')
+  .action(
+    action(async (app: string, options: AppsOptions) => {
+      const settings = await appSettings();
+      return withAppsEnvironment(options, (environment) =>
+        showAppCommand(settings, app, options, environment),
+      );
+    }),
   );
 
 const approvals = program.command('approvals').description('work with held calls');

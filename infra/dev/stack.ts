@@ -14,7 +14,7 @@ import { connectClient, connectWorker } from '../temporal/connection.js';
 import { installTemporalRuntime } from '../temporal/runtime.js';
 import { resolveTemporalCli } from '../tools/temporal-binaries.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
-import { freePort } from './free-port.js';
+import { pickDevPorts, type ReplacedPort } from './dev-ports.js';
 import { dataDir, loadOrCreateLocalState, saveLocalState, type LocalState } from './local-state.js';
 import { startTemporalDevServer } from './temporal-dev-server.js';
 
@@ -31,6 +31,8 @@ export interface DevStack {
   demoAppUrl: string;
   databaseUrl: string;
   externalDatabase: boolean;
+  /** Preferred ports that were taken: the banner must say so (issue 15.3). */
+  replacedPorts: ReplacedPort[];
   /** Standard key of agent `demo-agent`: runs actions and the proxy, cannot govern itself. */
   agentKey: string;
   /** Full business key of agent `admin`: management, policies and approval decisions. */
@@ -96,13 +98,13 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
     }
   };
   try {
-    const ports = {
-      postgres: await freePort(state.postgres.port),
-      temporal: await freePort(state.temporal.port),
-      temporalUi: await freePort(state.temporal.uiPort),
-      api: Number(process.env.API_PORT ?? (await freePort(state.api.port))),
-      demoApp: await freePort(state.demoApp.port),
-    };
+    const { ports, replaced } = await pickDevPorts(state, {
+      ...(process.env.API_PORT ? { apiPort: Number(process.env.API_PORT) } : {}),
+      skip: [
+        ...(process.env.DATABASE_URL ? (['postgres'] as const) : []),
+        ...(process.env.TEMPORAL_ADDRESS ? (['temporal', 'temporalUi'] as const) : []),
+      ],
+    });
     // Only the Postgres port is recorded (the CLI looks for the running database there); the
     // others stay the preferred defaults so the printed URLs are stable across restarts.
     state = await saveLocalState({
@@ -202,6 +204,7 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
       demoAppUrl: demoApp.url,
       databaseUrl: config.database.url,
       externalDatabase: Boolean(process.env.DATABASE_URL),
+      replacedPorts: replaced,
       ...keys,
       stop,
     };

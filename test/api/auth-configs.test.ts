@@ -50,6 +50,7 @@ interface AuthConfigOut {
   status: 'enabled' | 'disabled';
   created_at: string;
   disabled_at: string | null;
+  redirect_uri: string;
 }
 
 interface Answer<T = unknown> {
@@ -164,6 +165,8 @@ describe('POST /v1/auth-configs (create_auth_config)', () => {
       status: 'enabled',
       created_at: expect.stringMatching(ISO),
       disabled_at: null,
+      // What to register at the app as its callback: PUBLIC_URL's, not the API's own address.
+      redirect_uri: `${acme.config.api.publicUrl}/connect/callback`,
     });
     expect(new Date(data.created_at).getTime()).toBeGreaterThanOrEqual(before - 1000);
 
@@ -568,6 +571,12 @@ describe('funded access as the fallback client (DESIGN.md §5)', () => {
     expect(own.status).toBe(200);
     const withConfig = await authorizeRedirect('u_own_client');
     expect(withConfig.searchParams.get('client_id')).toBe('env-own-client');
+    // The redirect URI the answer named is the one the app is sent, whatever app or client.
+    expect(withConfig.searchParams.get('redirect_uri')).toBe(own.body.data.redirect_uri);
+    const listed = await call<AuthConfigOut[]>(key, 'GET', '/v1/auth-configs');
+    expect(listed.body.data.map((config) => config.redirect_uri)).toEqual(
+      listed.body.data.map(() => own.body.data.redirect_uri),
+    );
 
     const disabled = await call(key, 'POST', `/v1/auth-configs/${own.body.data.id}/disable`);
     expect(disabled.status).toBe(200);

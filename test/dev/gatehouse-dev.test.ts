@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { encryptedDataConverter } from '../../infra/temporal/payload-codec.js';
 import { healthCheck } from '../../workflows/health-check.js';
+import { runCli } from '../support/cli.js';
 
 const bin = fileURLToPath(new URL('../../infra/cli/bin.js', import.meta.url));
 
@@ -20,6 +23,9 @@ interface Running {
 
 let dataDir: string;
 const started: Running[] = [];
+/** Holds the API's preferred port, as another program would: the stack must say it moved. */
+let blocker: Server;
+let blockedPort: number;
 
 /** Starts `gatehouse dev` in its own data folder and waits for its banner. */
 async function startDev(): Promise<Running> {
@@ -65,6 +71,27 @@ async function stopDev(running: Running): Promise<number | null> {
   return exited;
 }
 
+/** The banner's `export …` line: what the README's examples need. */
+function exportLine(running: Running): string {
+  const match = /^ {2}(export GATEHOUSE_URL=.*)$/m.exec(running.output());
+  if (!match?.[1]) throw new Error(`no export line in:\n${running.output()}`);
+  return match[1];
+}
+
+/** What a second terminal gets from `eval "$(npx gatehouse env)"`, as the README says. */
+async function evalGatehouseEnv(): Promise<string[]> {
+  const script =
+    'eval "$("$0" "$1" env)" && printf "%s\\n" "$GATEHOUSE_URL" "$AGENT_KEY" "$ADMIN_KEY"';
+  const { stdout } = await promisify(execFile)('bash', ['-c', script, process.execPath, bin], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      GATEHOUSE_DATA_DIR: dataDir,
+    },
+  });
+  return stdout.trim().split('\n');
+}
+
 /** Sends a JSON request with a key and reads the JSON answer. */
 async function call(
   key: string,
@@ -88,6 +115,12 @@ const LEGACY_KEY = 'gk_development_legacy-single-full-key';
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'gatehouse-dev-test-'));
   await chmod(dataDir, 0o755);
+  blocker = createServer();
+  blockedPort = await new Promise<number>((resolve) => {
+    blocker.listen(0, '127.0.0.1', () => {
+      resolve((blocker.address() as { port: number }).port);
+    });
+  });
   // The state file of a version that printed one full key: it must still load.
   await writeFile(
     path.join(dataDir, 'local-state.json'),
@@ -95,7 +128,7 @@ beforeAll(async () => {
       postgres: { port: 5433, password: randomBytes(18).toString('base64url') },
       encryptionKey: randomBytes(32).toString('base64'),
       temporal: { port: 7233, uiPort: 8233 },
-      api: { port: 3000 },
+      api: { port: blockedPort },
       demoApp: {
         port: 4010,
         clientId: 'gatehouse-dev',
@@ -110,6 +143,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const running of started) if (running.child.exitCode === null) await stopDev(running);
   await rm(dataDir, { recursive: true, force: true });
+  await new Promise((resolve) => blocker.close(resolve));
 });
 
 describe('gatehouse dev', () => {
@@ -129,7 +163,23 @@ describe('gatehouse dev', () => {
     expect(first.output()).toContain(
       `Admin key     ${adminKey}   (full: management, policies and approval decisions, agent "admin")`,
     );
-    expect(first.output()).toContain(`Try: curl -H "Authorization: Bearer ${agentKey}"`);
+    // Issue 15.3: a taken port is replaced loudly, and the examples go by variables, not :3000.
+    const apiPort = Number(new URL(apiUrl).port);
+    expect(apiPort).not.toBe(blockedPort);
+    expect(first.output()).toContain(
+      `  ! Port ${blockedPort} is taken by another program: the API is on port ${apiPort} instead.`,
+    );
+    expect(exportLine(first)).toBe(
+      `export GATEHOUSE_URL=${apiUrl} AGENT_KEY=${agentKey} ADMIN_KEY=${adminKey}`,
+    );
+    expect(first.output()).toContain(
+      'Try: curl -H "Authorization: Bearer $AGENT_KEY" "$GATEHOUSE_URL/v1/policies/default"',
+    );
+    expect(await runCli(['env'], { GATEHOUSE_DATA_DIR: dataDir })).toMatchObject({
+      code: 0,
+      stdout: `${exportLine(first)}\n`,
+    });
+    expect(await evalGatehouseEnv()).toEqual([apiUrl, agentKey, adminKey]);
     expect(first.output()).not.toContain('API key');
     expect(first.output()).not.toContain(LEGACY_KEY);
     const state = JSON.parse(await readFile(path.join(dataDir, 'local-state.json'), 'utf8')) as {
@@ -231,11 +281,21 @@ describe('gatehouse dev', () => {
 
     expect(await stopDev(first)).toBe(0);
     expect(first.output()).toContain('Stopped.');
+    // The terminal stayed readable: no JSON records (the 4xx above are info, in the file), and
+    // not the oidc-provider runtime notice decided upon in the README.
+    expect(first.output()).not.toMatch(/^\{"level"/m);
+    expect(first.output()).not.toContain('Unsupported runtime');
+    const stopped = await runCli(['env'], { GATEHOUSE_DATA_DIR: dataDir });
+    expect(stopped).toMatchObject({ code: 1, stdout: '' });
+    expect(stopped.stderr).toContain('no gatehouse dev is running');
 
     const second = await startDev();
     try {
       expect(second.field('Agent key')).toBe(agentKey);
       expect(second.field('Admin key')).toBe(adminKey);
+      expect((await runCli(['env'], { GATEHOUSE_DATA_DIR: dataDir })).stdout).toBe(
+        `${exportLine(second)}\n`,
+      );
       const read = await call(agentKey, 'GET', `${second.field('API')}/v1/funded-access`);
       expect((read.body as { data: { enabled: boolean } }).data.enabled).toBe(true);
       const again = await Connection.connect({ address: second.field('Temporal') });

@@ -1,0 +1,139 @@
+/**
+ * The resources the API documents group their operations by, in the order a newcomer meets them:
+ * connect a user, call their apps, govern and review the calls, then the settings. An operation's
+ * tag follows from its path, so a route file cannot forget it; a path no tag claims is caught by
+ * test/api/openapi-docs.test.ts.
+ */
+export interface ResourceTag {
+  name: string;
+  description: string;
+  /** Path prefixes (`/v1/users` claims `/v1/users` and `/v1/users/…`). */
+  paths: readonly string[];
+}
+
+const APPROVALS = `When a policy says \`ask\`, a call does not run: it answers 403 \`approval_required\` with the approval's \`id\`, \`requested_from\` and \`expires_at\`, and a person decides.
+
+**After the decision, send the same call again** (same action or proxy request, user, input and \`Idempotency-Key\`): once approved it runs exactly once and answers with the app's result; the retry must come within an hour of the decision. Once rejected, the same call answers \`denied_by_policy\` until the approval would have expired. Hear of the decision through the \`approval.decided\` webhook, or poll \`GET /v1/approvals/{id}\`. An approval nobody decides in time becomes \`expired\`, and the next identical call raises a new one.
+
+**Two ways to decide through the API.** Both have the same effect and the same rules; pick the one that suits your client:
+
+1. \`POST /v1/approvals/{id}/approve\` or \`POST /v1/approvals/{id}/reject\`: no body; answers \`{id, status, decided_by}\`.
+2. \`POST /v1/approvals/{approvalId}/decision\` with \`{"decision": "approve"}\` or \`{"decision": "deny"}\`: the management operation, for dashboards and \`business\` keys; answers \`{data: <approval>}\`.
+
+Either needs a key with scope \`approvals:decide\`: full keys have it, the standard keys agents call with do not. The decider is the key's agent id, recorded as \`decided_by\`. The agent whose call is held can never decide it, and when \`requested_from\` names deciders, only they may (403 \`insufficient_access\` says which rule refused). Deciding an approval that is no longer pending answers 409 \`conflict\`.
+
+**For people: the hosted approval page.** Each held call also gets signed decision links, one per name in \`requested_from\` (one link when it is empty). The \`approval.requested\` webhook carries them, so a Slack or e-mail integration only forwards each link to its person. A link opens a page branded like the connect pages that shows the whole request, which agent asks for which user, the policy rule that asked and until when, with Approve and Reject buttons. It needs no API key, works once, and records the decision as the approver the link names.`;
+
+/** Every tag, in the order the documents list them. */
+export const RESOURCE_TAGS: readonly ResourceTag[] = [
+  {
+    name: 'Connect links',
+    paths: ['/v1/connect/links'],
+    description:
+      "Start here. A connect link sends one of your end users through the hosted connect flow for one app: a page branded with your connect settings, the app's own consent screen, then back to your `redirect_url` (or a success page). A link is valid for one hour and works once. You name the user by your own id for them (`user`), in every later call too.",
+  },
+  {
+    name: 'Users',
+    paths: ['/v1/users'],
+    description:
+      'The end users who connected apps, named by your own id for them (`external_id`: the `{user}` in paths and `user` in calls). Deleting a user revokes their connections, deletes their tokens and cancels their pending approvals; their audit history stays.',
+  },
+  {
+    name: 'Connections',
+    paths: ['/v1/connections'],
+    description:
+      "A user's authorization for one app. Gatehouse keeps the tokens encrypted and refreshes them before they expire; only a full-access key can export them. When the app no longer accepts the refresh token, the connection becomes `expired` and calls answer 409 `connection_expired` with a `reconnect_url` to send the user to.",
+  },
+  {
+    name: 'Actions',
+    paths: ['/v1/actions'],
+    description:
+      "Named operations on an app (`<app>.<action>`), each graded `read`, `write` or `destructive`. Running one checks the policy that governs your key's agent: an allowed call runs and answers `{ok: true, data}` (or `ok: false` with `upstream_status` when the app itself refused it); a held call answers 403 `approval_required` (see Approvals); a denied one 403 `denied_by_policy`. Send an `Idempotency-Key` with each write you mean once.",
+  },
+  {
+    name: 'Proxy',
+    paths: ['/v1/proxy'],
+    description:
+      "The app's own API with the user's credentials, for what no action covers. The path after `/v1/proxy/{app}/` goes to the app unchanged, and the user goes in the `Service-User` header. A call is graded by its method (GET `read`; POST, PUT and PATCH `write`; DELETE `destructive`) and governed like an action: never less strictly than the app's own action rules at that scope. The app's answer is passed through as it is, except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.",
+  },
+  { name: 'Approvals', paths: ['/v1/approvals'], description: APPROVALS },
+  {
+    name: 'Audit',
+    paths: ['/v1/audit'],
+    description:
+      'One event per call through actions, the proxy or MCP: which agent, for which user, what it asked, the decision (`allowed`, `blocked` while held, `denied`, `failed` when the app or the connection stopped it), the policy version that decided, and the request and response. Events are never changed or deleted.',
+  },
+  {
+    name: 'Policies',
+    paths: ['/v1/policies'],
+    description:
+      'What each agent may do. A policy has defaults per scope (`read`, `write`, `destructive`, each `allow`, `ask` or `deny`) and rules by action, app and scope; the most specific rule wins. It governs the agents it lists, or every agent (`*`). Each replacement is a new version, and audit names the version that decided each call. Reading needs `policies:read`; replacing needs `policies:manage`, which the standard keys agents call with lack, so an agent cannot loosen its own policy.',
+  },
+  {
+    name: 'Webhooks',
+    paths: ['/v1/webhook-endpoint'],
+    description:
+      'Where Gatehouse tells your backend about approvals: `approval.requested` when a call is held (with one signed decision link per approver) and `approval.decided` when it is approved or rejected, the signal to retry the call. Deliveries are signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature` headers; verify with any Standard Webhooks library) and retried with backoff for up to 24 hours.',
+  },
+  {
+    name: 'MCP',
+    paths: ['/v1/mcp/sessions'],
+    description:
+      "Give an agent Model Context Protocol tools: mint an MCP server address for one of your users, whose tools are the catalog actions that user can use. Every tool call is governed, held and audited exactly like `POST /v1/actions/{action}/run`, as your key's agent.",
+  },
+  {
+    name: 'Apps',
+    paths: ['/v1/apps'],
+    description:
+      'The catalog of third-party apps: per app its OAuth scopes and actions, the redirect URI to register with your OAuth client at the app, and whether this environment can connect it yet. Setting up an app: register an OAuth client at the app with its `redirect_uri`, add it with `POST /v1/auth-configs`, then create connect links.',
+  },
+  {
+    name: 'Auth configs',
+    paths: ['/v1/auth-configs'],
+    description:
+      "Your own OAuth client for an app (client id and a write-only secret). New connections use the app's newest enabled auth config; disabling one stops new connections, while the connections made with it keep refreshing. With none for an app, connect links for it answer 409 `auth_config_required`, unless funded access is on.",
+  },
+  {
+    name: 'Funded access',
+    paths: ['/v1/funded-access'],
+    description:
+      "Whether the operator's own OAuth clients stand in for apps you have no auth config for, so users can connect them before you register your own.",
+  },
+  {
+    name: 'Connect settings',
+    paths: ['/v1/connect-settings'],
+    description:
+      'The branding of the hosted pages your users and approvers see: display name, accent colour, logo, support link and theme. A change shows on the next page view.',
+  },
+  {
+    name: 'MCP OAuth clients',
+    paths: ['/v1/mcp-oauth-clients', '/v1/mcp-client-branding'],
+    description:
+      'The OAuth clients an MCP integration uses with each app: register one, rotate its secret, select the one in use per app, retire it; and the name and links the clients present to authorization servers.',
+  },
+];
+
+function claims(prefix: string, path: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+/** The tag of the operation at `path`, by its longest claiming prefix; undefined when none. */
+export function tagOf(path: string): string | undefined {
+  let best: { name: string; length: number } | undefined;
+  for (const tag of RESOURCE_TAGS) {
+    for (const prefix of tag.paths) {
+      if (claims(prefix, path) && prefix.length > (best?.length ?? -1)) {
+        best = { name: tag.name, length: prefix.length };
+      }
+    }
+  }
+  return best?.name;
+}
+
+/** The tag objects of the tags `operations` use, in the documents' order. */
+export function tagsUsedBy(used: ReadonlySet<string>): { name: string; description: string }[] {
+  return RESOURCE_TAGS.filter((tag) => used.has(tag.name)).map(({ name, description }) => ({
+    name,
+    description,
+  }));
+}

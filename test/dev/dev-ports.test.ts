@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer, type Server } from 'node:net';
+import { replacedPortLines } from '../../infra/cli/dev.js';
+import { pickDevPorts } from '../../infra/dev/dev-ports.js';
+import { freePort } from '../../infra/dev/free-port.js';
+import type { LocalState } from '../../infra/dev/local-state.js';
+import { devShellExports } from '../../infra/dev/shell-exports.js';
+
+let taken: Server;
+let takenPort: number;
+
+beforeAll(async () => {
+  taken = createServer();
+  takenPort = await new Promise<number>((resolve) => {
+    taken.listen(0, '127.0.0.1', () => {
+      resolve((taken.address() as { port: number }).port);
+    });
+  });
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => taken.close(resolve));
+});
+
+async function stateWith(ports: { api: number; demoApp: number }): Promise<LocalState> {
+  return {
+    postgres: { port: await freePort(), password: 'p' },
+    encryptionKey: 'k',
+    temporal: { port: await freePort(), uiPort: await freePort() },
+    api: { port: ports.api },
+    demoApp: { port: ports.demoApp, clientId: 'c', clientSecret: 's' },
+  };
+}
+
+describe('dev stack ports', () => {
+  it('keeps free preferred ports and reports each taken one with its replacement', async () => {
+    const demoApp = await freePort();
+    const { ports, replaced } = await pickDevPorts(await stateWith({ api: takenPort, demoApp }));
+    expect(ports.demoApp).toBe(demoApp);
+    expect(ports.api).not.toBe(takenPort);
+    expect(replaced).toEqual([{ service: 'API', preferred: takenPort, actual: ports.api }]);
+    expect(replacedPortLines(replaced)[0]).toBe(
+      `  ! Port ${takenPort} is taken by another program: the API is on port ${ports.api} instead.`,
+    );
+  });
+
+  it('never replaces an API_PORT the user set, nor ports of services that run elsewhere', async () => {
+    const state = await stateWith({ api: await freePort(), demoApp: await freePort() });
+    state.postgres.port = takenPort;
+    const { ports, replaced } = await pickDevPorts(state, { apiPort: 4321, skip: ['postgres'] });
+    expect(ports.api).toBe(4321);
+    expect(replaced).toEqual([]);
+    expect(replacedPortLines(replaced)).toEqual([]);
+  });
+
+  it('prints the shell exports the README examples use, quoting only what needs it', () => {
+    expect(
+      devShellExports({
+        apiUrl: 'http://127.0.0.1:3000',
+        agentKey: 'gk_development_a-b_c',
+        adminKey: "odd key's",
+      }),
+    ).toBe(
+      `export GATEHOUSE_URL=http://127.0.0.1:3000 AGENT_KEY=gk_development_a-b_c ADMIN_KEY='odd key'\\''s'`,
+    );
+  });
+});
