@@ -16,7 +16,7 @@ import { startTestWorker } from '../support/worker.js';
 
 /**
  * Issue 12, item 3: what a call carries (its input, the headers it forwards, the app's answer
- * and the app's response headers, `set-cookie` included) is sealed before Temporal stores it. The
+ * and the app's response headers) is sealed before Temporal stores it. The
  * history is read the way an operator would, with the Temporal CLI against the server itself;
  * the codec endpoint then opens it for a full key only.
  */
@@ -238,7 +238,10 @@ describe('call data in workflow histories', () => {
     expect(decoded).toHaveLength(payloads.length);
     expect(decoded.map(encodingOf)).not.toContain(ENCRYPTED_ENCODING);
     const text = searchable(JSON.stringify(opened.body));
-    for (const secret of Object.values(SECRETS)) expect(text).toContain(secret);
+    for (const secret of [INPUT, HEADER, ANSWER]) expect(text).toContain(secret);
+    // An allowed read is settled inside its one step (issue 14): the app's set-cookie, which the
+    // caller never gets, is dropped before anything reaches the history, sealed or not.
+    expect(text).not.toContain(COOKIE);
     // X-API-Key is the other scheme a key may come in.
     expect((await codec('decode', { payloads }, { 'x-api-key': stack.key.key })).status).toBe(200);
 
