@@ -44,7 +44,13 @@ describe('health endpoints', () => {
   });
 
   it('reports not ready, naming the dependency, when Temporal is unreachable', async () => {
-    const connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 });
+    // No retry interceptor: its retry timer could fire after the connection is closed below
+    // and throw "Channel has been shut down" into whatever test runs next.
+    const connection = Connection.lazy({
+      address: '127.0.0.1:1',
+      connectTimeout: 500,
+      interceptors: [],
+    });
     const temporal = new Client({ connection });
     const isolated = await startTestApi(testConfig(db.url), db.sql, { temporal });
     try {
