@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../../infra/config.js';
+import { serviceEnv } from './service-process.js';
 
 const cli = fileURLToPath(new URL('../../infra/cli/bin.js', import.meta.url));
 
@@ -9,31 +10,13 @@ export interface WorkerProcess {
   kill(): Promise<void>;
 }
 
-/** The environment `gatehouse worker` needs to serve the same task queue as `config`. */
-function workerEnv(config: Config): Record<string, string> {
-  return {
-    DATABASE_URL: config.database.url,
-    TEMPORAL_ADDRESS: config.temporal.address,
-    TEMPORAL_NAMESPACE: config.temporal.namespace,
-    TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
-    ENCRYPTION_KEY: config.encryption.current.key.toString('base64'),
-    ENCRYPTION_KEY_ID: config.encryption.current.id,
-    APP_URLS: JSON.stringify(config.apps.urls),
-    PLATFORM_OAUTH_CLIENTS: JSON.stringify(config.apps.platformClients),
-    UPSTREAM_TIMEOUT_MS: String(config.upstream.timeoutMs),
-    APPROVED_RETRY_WINDOW_SECONDS: String(config.approvals.retryWindowSeconds),
-    WEBHOOK_ALLOW_PRIVATE: String(config.webhooks.allowPrivate),
-    LOG_LEVEL: 'info',
-  };
-}
-
 /**
  * `gatehouse worker` as a process of its own, as in production, so that a test can kill it the
  * hard way. Resolves once the worker says it is running.
  */
 export async function startWorkerProcess(config: Config): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [cli, 'worker'], {
-    env: { ...process.env, ...workerEnv(config) },
+    env: { ...process.env, ...serviceEnv(config) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) =>
