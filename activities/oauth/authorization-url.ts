@@ -4,7 +4,7 @@ import type { AppDefinition } from '../../workflows/catalog/index.js';
 import { createOAuthAttempt, type BrowserBinding } from '../db/oauth-attempts.js';
 import { oauth, oauthConfiguration, type ClientCredentials } from './client.js';
 import { appEndpoints } from './endpoints.js';
-import { CONNECT_CALLBACK_PATH } from './exchange-code.js';
+import { connectRedirectUri } from './redirect-uri.js';
 
 /** How long a user may spend at the app's consent page before the callback is refused. */
 export const ATTEMPT_TTL_SECONDS = 15 * 60;
@@ -39,7 +39,7 @@ export async function startAuthorization(
     input.credentials,
   );
   return oauth.buildAuthorizationUrl(configuration, {
-    redirect_uri: `${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`,
+    redirect_uri: connectRedirectUri(config.api),
     // Some apps (Notion) grant access by capability, not by scope: send none rather than empty.
     ...(app.oauth.defaultScopes.length > 0
       ? { scope: app.oauth.defaultScopes.join(app.oauth.scopeSeparator) }

@@ -10,9 +10,8 @@ import { AccountUnverified, learnAccountId } from './account-identity.js';
 import { oauth, oauthConfiguration } from './client.js';
 import { chooseClientForNewConnection } from './credentials.js';
 import { appEndpoints } from './endpoints.js';
+import { connectRedirectUri } from './redirect-uri.js';
 import { scopesFrom, tokenSetFrom } from './token-response.js';
-
-export const CONNECT_CALLBACK_PATH = '/connect/callback';
 
 /** Rolls the transaction back (the link stays unused) and says why. */
 class NotStored extends Error {
@@ -66,9 +65,7 @@ export function exchangeCodeActivity(deps: { sql: Sql; config: Config; logger: L
     if (!client) return { ok: false, code: 'app_not_configured' };
     const endpoints = appEndpoints(app, config.apps.urls);
     const configuration = oauthConfiguration(app, endpoints, client.credentials);
-    const callbackUrl = new URL(
-      `${config.api.publicUrl}${CONNECT_CALLBACK_PATH}?${secrets.callbackQuery}`,
-    );
+    const callbackUrl = new URL(`${connectRedirectUri(config.api)}?${secrets.callbackQuery}`);
     let response;
     try {
       response = await oauth.authorizationCodeGrant(configuration, callbackUrl, {

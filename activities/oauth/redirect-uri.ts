@@ -1,5 +1,6 @@
 import type { Config } from '../../infra/config.js';
-import { CONNECT_CALLBACK_PATH } from './exchange-code.js';
+
+export const CONNECT_CALLBACK_PATH = '/connect/callback';
 
 /**
  * The redirect URI the connect flow sends to every app (authorize request and code exchange), so

@@ -10,7 +10,7 @@ import {
 } from '../../activities/db/oauth-attempts.js';
 import { startAuthorization } from '../../activities/oauth/authorization-url.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
-import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
+import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/redirect-uri.js';
 import { findApp, type AppDefinition } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
 import {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createApiKey } from '../../activities/db/api-keys.js';
 import { createAuthConfig } from '../../activities/db/auth-configs.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
-import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
+import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 import { loadConfig, type Config } from '../config.js';
 import { createConfiguredSql, type Sql } from '../database/client.js';
 import { migrate } from '../database/migrate.js';
@@ -107,7 +107,7 @@ export async function startBenchStack(options: {
     const client = { clientId: 'gatehouse-bench', clientSecret: randomBytes(16).toString('hex') };
     await demo.registerClient({
       ...client,
-      redirectUris: [`${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`],
+      redirectUris: [connectRedirectUri(config.api)],
     });
     const environment = await ensureEnvironment(sql, 'bench');
     await createAuthConfig(sql, config.encryption, {

@@ -21,7 +21,7 @@ import { startTemporalDevServer } from './temporal-dev-server.js';
 export const DEV_ENVIRONMENT = 'development';
 export const DEMO_APP = 'acme';
 /** Where the hosted connect flow receives the OAuth redirect (served by the API). */
-import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
+import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 
 export interface DevStack {
   apiUrl: string;
@@ -168,7 +168,7 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
         {
           clientId: state.demoApp.clientId,
           clientSecret: state.demoApp.clientSecret,
-          redirectUris: [`${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`],
+          redirectUris: [connectRedirectUri(config.api)],
         },
       ],
       logger: logger.child({ component: 'demo-app' }),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { createAuthConfig } from '../../activities/db/auth-configs.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
-import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
+import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/redirect-uri.js';
 import type { Config } from '../../infra/config.js';
 import { freePort } from '../../infra/dev/free-port.js';
 import { startDemoApp, type DemoApp } from '../../infra/demo-app/index.js';

@@ -4,7 +4,7 @@ import { saveAuthorizedConnection, type Connection } from '../../activities/db/c
 import { learnAccountId } from '../../activities/oauth/account-identity.js';
 import { oauth, oauthConfiguration } from '../../activities/oauth/client.js';
 import { appEndpoints } from '../../activities/oauth/endpoints.js';
-import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/exchange-code.js';
+import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/redirect-uri.js';
 import { scopesFrom, tokenSetFrom } from '../../activities/oauth/token-response.js';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
