@@ -172,3 +172,6 @@ export interface UpstreamFailureDetails {
 /** Failure types the upstream activity throws, for the workflow to map (DESIGN.md §6). */
 export const UPSTREAM_TIMEOUT = 'UpstreamTimeout';
 export const UPSTREAM_UNREACHABLE = 'UpstreamUnreachable';
+
+/** Attempts of an allowed read's one step: its retry policy, and when it settles a failure. */
+export const READ_ATTEMPTS = 3;

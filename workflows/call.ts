@@ -41,6 +41,7 @@ import {
   type CallTicket,
   type DecisionInput,
   type Preparation,
+  READ_ATTEMPTS,
 } from './call-types.js';
 import {
   APPROVAL_NOT_PENDING,
@@ -112,7 +113,11 @@ const upstreamFor = {
  */
 const oneStep = proxyLocalActivities<Activities>({
   startToCloseTimeout,
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
+  retry: {
+    initialInterval: '200 milliseconds',
+    backoffCoefficient: 2,
+    maximumAttempts: READ_ATTEMPTS,
+  },
 });
 
 /**

@@ -1,11 +1,16 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Sql } from '../../infra/database/client.js';
-import type { CallRequest, CallTicket, Preparation } from '../../workflows/call-types.js';
+import {
+  READ_ATTEMPTS,
+  type CallRequest,
+  type CallTicket,
+  type Preparation,
+  type UpstreamOutcome,
+} from '../../workflows/call-types.js';
 import { settleFailure, settleOutcome } from '../../workflows/upstream-settlement.js';
 import type { Settled } from '../../workflows/upstream-answer.js';
 import { recordCallAudit, type AuditContext } from './call-records.js';
 import type { UpstreamCall } from './upstream-request.js';
-import type { UpstreamOutcome } from '../../workflows/call-types.js';
 
 /**
  * How the one-step read ended. `prepared`: the policy did not simply allow it (or the user has
@@ -18,9 +23,6 @@ export type ReadStep =
   | { kind: 'prepared'; preparation: Preparation }
   | { kind: 'late'; preparation: Preparation & { ok: true } }
   | { kind: 'served'; preparation: Preparation & { ok: true }; settled: Settled; audited: boolean };
-
-/** Attempts of the one-step read, as the workflow's retry policy for it allows (workflows/call.ts). */
-export const READ_ATTEMPTS = 3;
 
 export interface ServeReadDeps {
   sql: Sql;
