@@ -179,11 +179,21 @@ describe('with Temporal unreachable', () => {
     expectUnavailable(rejected, { decision_state: 'not_applied', approval: { id } });
     expectUnavailable(ready, { checks: { postgres: 'ok', temporal: 'unreachable' } });
 
-    // Thawed: the rejection the approver was told failed is not applied.
-    const approved = await answered(
+    // Thawed: the rejection the approver was told failed is not applied. The server may need a
+    // moment to catch up; an approval it could not record in time is answered "not applied,
+    // decide again", as the approver is told, and deciding again then succeeds. (Had any of these
+    // been applied late, the next try would meet 409.)
+    let approved = await answered(
       'approve',
       stack.request(stack.approver, 'POST', `/v1/approvals/${id}/approve`),
     );
+    for (let tries = 0; approved.status === 503 && tries < 5; tries++) {
+      expectUnavailable(approved, { decision_state: 'not_applied', approval: { id } });
+      approved = await answered(
+        'approve again',
+        stack.request(stack.approver, 'POST', `/v1/approvals/${id}/approve`),
+      );
+    }
     expect(approved.body).toMatchObject({ id, status: 'approved' });
     await runOnce(stack, 'u_frozen', input);
   }, 180_000);
