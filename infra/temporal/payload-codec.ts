@@ -7,7 +7,12 @@ import {
   type DecipherGCM,
   type KeyObject,
 } from 'node:crypto';
-import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
+import type {
+  DataConverter,
+  Payload,
+  PayloadCodec,
+  SerializationContext,
+} from '@temporalio/common';
 import type { Keyring } from '../encryption.js';
 
 /**
@@ -18,10 +23,18 @@ import type { Keyring } from '../encryption.js';
  */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
+/**
+ * The workflow a payload belongs to (issue 19), in the clear so that the codec endpoint can tell
+ * whose environment it is before opening anything, and bound to the ciphertext so that it cannot
+ * be relabelled. Absent when the payload was sealed outside any workflow (an operator's encode).
+ */
+export const WORKFLOW_ID_METADATA = 'gatehouse-workflow-id';
 
 /** First byte of a sealed payload's data, so the layout can change without guessing. */
 const FORMAT_V1 = 1;
 const FORMAT_V2 = 2;
+/** Format 2's layout and keys, with the owning workflow in the associated data. */
+const FORMAT_V3 = 3;
 const SALT_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -35,7 +48,8 @@ const LENGTH_BYTES = 4;
  * Format 1 derived a key and IV for every payload: one HKDF per payload, about 6% of a worker's
  * CPU under load (issue 14). Format 2 derives a key per process and salt, uses it for at most
  * SALT_USES payloads with random 96-bit IVs (far inside the budget), then draws a new salt;
- * openers cache the few keys in use. Format 1 payloads still open.
+ * openers cache the few keys in use. Format 3 (issue 19) keeps format 2's keys and layout and
+ * binds the owning workflow into the associated data. Format 1 and 2 payloads still open.
  */
 const HKDF_INFO = Buffer.from('gatehouse/temporal-payload/v1', 'utf8');
 const HKDF_INFO_V2 = Buffer.from('gatehouse/temporal-payload/v2', 'utf8');
@@ -151,6 +165,14 @@ function associatedData(keyId: string): Buffer {
 }
 
 /**
+ * Format 3 binds the owning workflow too, or its absence: a payload whose workflow id was
+ * changed, removed or added never opens. JSON keeps the two fields apart whatever they hold.
+ */
+function associatedDataV3(keyId: string, workflowId: string | null): Buffer {
+  return Buffer.from(JSON.stringify(['gatehouse/temporal-payload/v3', keyId, workflowId]), 'utf8');
+}
+
+/**
  * The whole inner payload is sealed, its metadata included (encoding, message type): length of
  * the metadata as JSON (4 bytes, big-endian), that JSON (values in base64), then the data as is,
  * so a 1 MiB body costs no base64 growth against Temporal's payload size limit.
@@ -192,23 +214,45 @@ export class PayloadDecryptionError extends Error {
   }
 }
 
-/** Format 2: version, salt, IV, ciphertext, tag. */
-export function sealPayload(keyring: Keyring, payload: Payload): Payload {
+/**
+ * Format 3: version, salt, IV, ciphertext, tag, as format 2; the owning workflow, when there is
+ * one, in the metadata and the associated data.
+ */
+export function sealPayload(
+  keyring: Keyring,
+  payload: Payload,
+  workflowId: string | null = null,
+): Payload {
   const { id, key: ringKey } = keyring.current;
   const { salt, key } = sealingKey(id, ringKey);
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(associatedData(id));
+  cipher.setAAD(associatedDataV3(id, workflowId));
   const body = Buffer.concat([cipher.update(frame(payload)), cipher.final()]);
+  const metadata: Record<string, Uint8Array> = {
+    encoding: new Uint8Array(Buffer.from(ENCRYPTED_ENCODING, 'utf8')),
+    [KEY_ID_METADATA]: new Uint8Array(Buffer.from(id, 'utf8')),
+  };
+  if (workflowId !== null) {
+    metadata[WORKFLOW_ID_METADATA] = new Uint8Array(Buffer.from(workflowId, 'utf8'));
+  }
   return {
-    metadata: {
-      encoding: new Uint8Array(Buffer.from(ENCRYPTED_ENCODING, 'utf8')),
-      [KEY_ID_METADATA]: new Uint8Array(Buffer.from(id, 'utf8')),
-    },
+    metadata,
     data: new Uint8Array(
-      Buffer.concat([Buffer.of(FORMAT_V2), salt, iv, body, cipher.getAuthTag()]),
+      Buffer.concat([Buffer.of(FORMAT_V3), salt, iv, body, cipher.getAuthTag()]),
     ),
   };
+}
+
+/**
+ * The workflow a sealed payload says it belongs to: only format 3 names one (older payloads
+ * name none, whatever their metadata says). The claim is proven only by the payload opening.
+ */
+export function sealedWorkflowId(payload: Payload): string | null {
+  if (!isEncrypted(payload)) return null;
+  const first = payload.data?.[0];
+  if (first !== FORMAT_V3) return null;
+  return metadataText(payload, WORKFLOW_ID_METADATA) ?? null;
 }
 
 /** The cipher that opens a sealed payload, and where its ciphertext starts. */
@@ -217,7 +261,8 @@ function opener(
   ringKey: Buffer,
   sealed: Buffer,
 ): { decipher: DecipherGCM; start: number } {
-  if (sealed[0] === FORMAT_V2 && sealed.length >= 1 + SALT_BYTES + IV_BYTES + TAG_BYTES) {
+  const keyPerSalt = sealed[0] === FORMAT_V2 || sealed[0] === FORMAT_V3;
+  if (keyPerSalt && sealed.length >= 1 + SALT_BYTES + IV_BYTES + TAG_BYTES) {
     const salt = sealed.subarray(1, 1 + SALT_BYTES);
     const iv = sealed.subarray(1 + SALT_BYTES, 1 + SALT_BYTES + IV_BYTES);
     const key = openingKey(keyId, ringKey, salt);
@@ -244,7 +289,11 @@ export function openPayload(keyring: Keyring, payload: Payload): Payload {
   }
   const sealed = Buffer.from(payload.data ?? new Uint8Array());
   const { decipher, start } = opener(keyId, ringKey, sealed);
-  decipher.setAAD(associatedData(keyId));
+  decipher.setAAD(
+    sealed[0] === FORMAT_V3
+      ? associatedDataV3(keyId, metadataText(payload, WORKFLOW_ID_METADATA) ?? null)
+      : associatedData(keyId),
+  );
   decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
   let plain: Buffer;
   try {
@@ -259,20 +308,24 @@ export function openPayload(keyring: Keyring, payload: Payload): Payload {
 }
 
 /**
- * The codec of every Temporal client and worker Gatehouse makes. Decoding lets anything not
- * sealed through unchanged: histories written before the codec (calls in flight at the upgrade)
- * stay readable, and so do the operator labels it leaves clear.
+ * The codec of every Temporal client and worker Gatehouse makes. The SDK tells it, at every
+ * boundary, which workflow the payloads belong to (SerializationContext: the workflow itself, or
+ * the one that scheduled an activity); each payload is sealed naming it, so the codec endpoint
+ * can keep environments apart (issue 19). Decoding goes by the payload's own metadata, never the
+ * context, and lets anything not sealed through unchanged: histories written before the codec
+ * (calls in flight at the upgrade) stay readable, and so do the operator labels it leaves clear.
  */
 export class PayloadEncryptionCodec implements PayloadCodec {
   constructor(private readonly keyring: Keyring) {}
 
   // Async for the interface: a payload that fails to open is a rejection, never a throw.
   // eslint-disable-next-line @typescript-eslint/require-await
-  async encode(payloads: Payload[]): Promise<Payload[]> {
+  async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
+    const workflowId = context?.workflowId ?? null;
     return payloads.map((payload) =>
       isEncrypted(payload) || isOperatorLabel(payload)
         ? payload
-        : sealPayload(this.keyring, payload),
+        : sealPayload(this.keyring, payload, workflowId),
     );
   }
 

@@ -1,12 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import {
+  defaultPayloadConverter,
+  type Payload,
+  type SerializationContext,
+} from '@temporalio/common';
 import type { Keyring } from '../../infra/encryption.js';
 import {
   ENCRYPTED_ENCODING,
   KEY_ID_METADATA,
   PayloadDecryptionError,
   PayloadEncryptionCodec,
+  WORKFLOW_ID_METADATA,
+  sealedWorkflowId,
 } from '../../infra/temporal/payload-codec.js';
 
 const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('utf8');
@@ -22,8 +28,12 @@ const callInput = {
   headers: { 'x-custom': SECRET },
 };
 
-async function sealOne(codec: PayloadEncryptionCodec, value: unknown): Promise<Payload> {
-  const [sealed] = await codec.encode([defaultPayloadConverter.toPayload(value)]);
+async function sealOne(
+  codec: PayloadEncryptionCodec,
+  value: unknown,
+  context?: SerializationContext,
+): Promise<Payload> {
+  const [sealed] = await codec.encode([defaultPayloadConverter.toPayload(value)], context);
   if (!sealed) throw new Error('no payload');
   return sealed;
 }
@@ -74,11 +84,11 @@ describe('the payload codec', () => {
     expect(Buffer.from(a.data ?? [])).not.toEqual(Buffer.from(b.data ?? []));
   });
 
-  it('never repeats an IV under one derived key (format 2: salt and key per process, IV per payload)', async () => {
+  it('never repeats an IV under one derived key (formats 2 and 3: salt and key per process, IV per payload)', async () => {
     const codec = new PayloadEncryptionCodec(ring('k1'));
     const sealed = await Promise.all(Array.from({ length: 200 }, () => sealOne(codec, callInput)));
     const data = sealed.map((payload) => Buffer.from(payload.data ?? []));
-    expect(new Set(data.map((bytes) => bytes[0]))).toEqual(new Set([2]));
+    expect(new Set(data.map((bytes) => bytes[0]))).toEqual(new Set([3]));
     // One salt (one key derivation) serves them all; each has its own IV.
     expect(new Set(data.map((bytes) => bytes.subarray(1, 33).toString('hex'))).size).toBe(1);
     expect(new Set(data.map((bytes) => bytes.subarray(33, 45).toString('hex'))).size).toBe(200);
@@ -105,6 +115,102 @@ describe('the payload codec', () => {
     await expect(codec.decode([{ ...formatOne, data: altered }])).rejects.toThrow(
       PayloadDecryptionError,
     );
+  });
+
+  it('opens a payload sealed in format 2 (a key per process and salt), as histories before issue 19 hold', async () => {
+    // Sealed by the format 2 codec under a key of 32 bytes of 7, id k1.
+    const formatTwo: Payload = {
+      metadata: {
+        encoding: Buffer.from(ENCRYPTED_ENCODING),
+        [KEY_ID_METADATA]: Buffer.from('k1'),
+      },
+      data: Buffer.from(
+        'AmLi6u4wd8zWajJvpsSy5vgXdvibNlCM5vDzUhem7TC7TRfrw9FU62/6+RXQ0uquGYEs3O+BSZnrFJ0OQea/bTAUkVmX4GC/kFKZD3dp8elqAhwgzhOeVDyeUcfpW7KFFmFHQ703tPJOb49adVP6MCI95yuPv8xW',
+        'base64',
+      ),
+    };
+    const codec = new PayloadEncryptionCodec({ current: { id: 'k1', key: Buffer.alloc(32, 7) } });
+    expect(await openOne(codec, formatTwo)).toEqual({ sealed: 'by format 2' });
+    // It names no workflow: nothing proves which one it belongs to.
+    expect(sealedWorkflowId(formatTwo)).toBeNull();
+    // A workflow id added to its metadata afterwards is not taken for an owner.
+    const labelled = {
+      ...formatTwo,
+      metadata: { ...formatTwo.metadata, [WORKFLOW_ID_METADATA]: Buffer.from('call/x/y/z') },
+    };
+    expect(sealedWorkflowId(labelled)).toBeNull();
+  });
+
+  it('names the workflow that owns a payload, in clear metadata bound to the ciphertext (format 3)', async () => {
+    const codec = new PayloadEncryptionCodec(ring('k1'));
+    const owner = 'call/staging/acme.create_task/abc123';
+    const workflow: SerializationContext = {
+      type: 'workflow',
+      namespace: 'default',
+      workflowId: owner,
+    };
+    const sealed = await sealOne(codec, callInput, workflow);
+    expect(Buffer.from(sealed.data ?? [])[0]).toBe(3);
+    expect(metadata(sealed, WORKFLOW_ID_METADATA)).toBe(owner);
+    expect(sealedWorkflowId(sealed)).toBe(owner);
+    // An activity's payload belongs to the workflow that scheduled it.
+    const activity: SerializationContext = {
+      type: 'activity',
+      namespace: 'default',
+      workflowId: 'refresh/0190',
+      activityId: '1',
+      isLocal: false,
+    };
+    expect(sealedWorkflowId(await sealOne(codec, callInput, activity))).toBe('refresh/0190');
+    // Without a workflow (an operator's encode at the codec endpoint) it names none.
+    const unowned = await sealOne(codec, callInput);
+    expect(sealedWorkflowId(unowned)).toBeNull();
+    expect(Object.keys(unowned.metadata ?? {}).sort()).toEqual(['encoding', KEY_ID_METADATA]);
+
+    // Opening goes by the payload's own metadata, whatever the context says.
+    expect(await openOne(codec, sealed)).toEqual(callInput);
+    const [elsewhere] = await codec.decode([sealed], {
+      type: 'workflow',
+      namespace: 'default',
+      workflowId: 'call/development/acme.create_task/other',
+    });
+    expect(defaultPayloadConverter.fromPayload(elsewhere ?? {})).toEqual(callInput);
+    expect(await openOne(codec, unowned)).toEqual(callInput);
+  });
+
+  it('refuses a payload whose workflow was relabelled, removed or added', async () => {
+    const codec = new PayloadEncryptionCodec(ring('k1'));
+    const context: SerializationContext = {
+      type: 'workflow',
+      namespace: 'default',
+      workflowId: 'call/development/acme.create_task/abc',
+    };
+    const sealed = await sealOne(codec, callInput, context);
+    const unowned = await sealOne(codec, callInput);
+    const withoutOwner = Object.fromEntries(
+      Object.entries(sealed.metadata ?? {}).filter(([name]) => name !== WORKFLOW_ID_METADATA),
+    );
+    const relabelled: Payload[] = [
+      {
+        ...sealed,
+        metadata: {
+          ...sealed.metadata,
+          [WORKFLOW_ID_METADATA]: Buffer.from('call/staging/acme.create_task/abc'),
+        },
+      },
+      { ...sealed, metadata: withoutOwner },
+      {
+        ...unowned,
+        metadata: { ...unowned.metadata, [WORKFLOW_ID_METADATA]: Buffer.from('call/staging/x/y') },
+      },
+    ];
+    // Dressed as format 2, which names no workflow, it does not open either.
+    const downgraded = Buffer.from(sealed.data ?? []);
+    downgraded[0] = 2;
+    relabelled.push({ metadata: withoutOwner, data: downgraded });
+    for (const payload of relabelled) {
+      await expect(codec.decode([payload])).rejects.toThrow(PayloadDecryptionError);
+    }
   });
 
   it('lets a payload written before the codec through unchanged (calls in flight at the upgrade)', async () => {
