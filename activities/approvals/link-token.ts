@@ -1,11 +1,14 @@
 import { createHash, createHmac, hkdfSync } from 'node:crypto';
 import type { Keyring } from '../../infra/encryption.js';
+import type { LinkChannel, LinkProvenance } from './link-provenance.js';
 
 /**
- * Decision links (DESIGN.md §4). A link's token is an HMAC of the approval id and the approver
- * under a key derived from the encryption key, so the webhook activity makes the same tokens at
- * every delivery attempt without a token ever being stored or passed through Temporal: the
- * database keeps only `hashLinkToken(token)`.
+ * Decision links (DESIGN.md §4). A link's token is an HMAC of what the link is (its approval,
+ * its approver) and where it went (its channel, and the agent of the key it went through) under
+ * a key derived from the encryption key, so the webhook activity makes the same tokens at every
+ * delivery attempt without a token ever being stored or passed through Temporal: the database
+ * keeps only `hashLinkToken(token)`. Links of different channels differ, so each stored row's
+ * provenance is the one its token was issued with.
  */
 
 /**
@@ -24,11 +27,22 @@ export function derivedKey(keyring: Keyring, purpose: string, keyId = keyring.cu
   return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `gatehouse ${purpose}`, 32));
 }
 
-export function approvalLinkToken(keyring: Keyring, approvalId: string, approver: string): string {
-  // NUL cannot occur in a uuid or in the Postgres text an approver name comes from, so the
-  // joined message is unambiguous.
+/** What a link's token is made of. */
+export interface LinkIdentity extends LinkProvenance {
+  approvalId: string;
+  approver: string;
+  channel: LinkChannel;
+}
+
+/**
+ * Tokens issued before migration 017 were an HMAC of `approval-link\0<approval id>\0<approver>`
+ * under the same key. Those links still open (they are looked up by hash); the `v2` label and
+ * the JSON list keep a new message from ever equalling an old one, whatever the names hold.
+ */
+export function approvalLinkToken(keyring: Keyring, link: LinkIdentity): string {
+  const message = JSON.stringify([link.approvalId, link.approver, link.channel, link.keyAgentId]);
   return createHmac('sha256', derivedKey(keyring, 'approval-link'))
-    .update(`approval-link\0${approvalId}\0${approver}`, 'utf8')
+    .update(`approval-link/v2\0${message}`, 'utf8')
     .digest('base64url');
 }
 

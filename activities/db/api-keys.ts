@@ -9,7 +9,10 @@ export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 export const AUDIENCES = ['backend', 'business'] as const;
 export type Audience = (typeof AUDIENCES)[number];
 
-/** SPEC.md §5's scopes, plus `policies:*` (DESIGN.md §3): who may read and who may govern. */
+/**
+ * SPEC.md §5's scopes, plus `policies:*` (DESIGN.md §3): who may read and who may govern, and
+ * `mcp_sessions:manage` (issue 19.7): revoking MCP sessions another agent minted.
+ */
 export const MANAGEMENT_SCOPES = [
   'funded_access:read',
   'funded_access:manage',
@@ -21,6 +24,7 @@ export const MANAGEMENT_SCOPES = [
   'connect_settings:manage',
   'policies:read',
   'policies:manage',
+  'mcp_sessions:manage',
 ] as const;
 export type Scope = (typeof MANAGEMENT_SCOPES)[number];
 

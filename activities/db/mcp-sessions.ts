@@ -14,7 +14,6 @@ export interface McpSession {
   apps: string[] | null;
   /** null: every action, as `<app>.<action>`. */
   actions: string[] | null;
-  showApprovalLinks: boolean;
   includeUnconnectedApps: boolean;
   expiresAt: Date;
   revokedAt: Date | null;
@@ -29,7 +28,6 @@ export type NewMcpSession = Pick<
   | 'userExternalId'
   | 'apps'
   | 'actions'
-  | 'showApprovalLinks'
   | 'includeUnconnectedApps'
 > & { ttlSeconds: number };
 
@@ -47,7 +45,7 @@ const hashSecret = (secret: string): Buffer => createHash('sha256').update(secre
 
 const columns = (sql: Db) => sql`
   s.id, s.environment_id, s.key_id, s.agent_id, s.user_external_id, s.apps, s.actions,
-  s.show_approval_links, s.include_unconnected_apps, s.expires_at, s.revoked_at, s.created_at`;
+  s.include_unconnected_apps, s.expires_at, s.revoked_at, s.created_at`;
 
 /** Stores a session and returns its secret, which is never stored and never shown again. */
 export async function createMcpSession(
@@ -57,9 +55,9 @@ export async function createMcpSession(
   const secret = `gkmcp_${randomBytes(24).toString('base64url')}`;
   const [row]: [McpSession?] = await sql`
     insert into mcp_sessions as s (id, environment_id, key_id, agent_id, user_external_id, apps,
-      actions, show_approval_links, include_unconnected_apps, secret_hash, expires_at)
+      actions, include_unconnected_apps, secret_hash, expires_at)
     values (${uuidv7()}, ${input.environmentId}, ${input.keyId}, ${input.agentId},
-      ${input.userExternalId}, ${input.apps}, ${input.actions}, ${input.showApprovalLinks},
+      ${input.userExternalId}, ${input.apps}, ${input.actions},
       ${input.includeUnconnectedApps}, ${hashSecret(secret)},
       now() + make_interval(secs => ${input.ttlSeconds}))
     returning ${columns(sql)}`;
@@ -99,15 +97,21 @@ export async function findMcpSessionBySecret(
   };
 }
 
-/** Revokes the session (the first revocation's time is kept); null when the environment has none. */
+/**
+ * Revokes the session (the first revocation's time is kept) if `by` may: a key of the agent
+ * that minted it, or one with scope `mcp_sessions:manage`. Null when the environment has no such
+ * session, or none this caller may revoke: the two are not told apart.
+ */
 export async function revokeMcpSession(
   sql: Db,
   environmentId: string,
   id: string,
+  by: { agentId: string; mayManage: boolean },
 ): Promise<McpSession | null> {
   const [row]: [McpSession?] = await sql`
     update mcp_sessions s set revoked_at = coalesce(s.revoked_at, now())
     where s.environment_id = ${environmentId} and s.id = ${id}
+      and (${by.mayManage} or s.agent_id = ${by.agentId})
     returning ${columns(sql)}`;
   return row ?? null;
 }

@@ -14,6 +14,11 @@ export interface WebhookEndpointView {
 export interface WebhookEndpoint {
   url: string;
   secret: string;
+  /**
+   * The agent of the API key that set it, null when the CLI did: that key chose where decision
+   * links go, so they never decide its agent's own calls (activities/approvals/link-provenance).
+   */
+  keyAgentId: string | null;
 }
 
 interface Row {
@@ -21,6 +26,7 @@ interface Row {
   secretSealed: string;
   updatedAt: Date;
   updatedBy: string;
+  keyAgentId: string | null;
 }
 
 // Binds the sealed secret to its environment's row: a value copied to another row does not open.
@@ -35,28 +41,35 @@ function view(keyring: Keyring, environmentId: string, row: Row): WebhookEndpoin
   };
 }
 
+/**
+ * @param setter who sets it: `{ agentId }` of the API key, or `'cli'` for the command line
+ * (recorded as `updated_by` "cli" with no key agent).
+ */
 export async function setWebhookEndpoint(
   sql: Db,
   keyring: Keyring,
   environmentId: string,
   input: { url: string; secret: string },
-  updatedBy: string,
+  setter: { agentId: string } | 'cli',
 ): Promise<WebhookEndpointView> {
+  const keyAgentId = setter === 'cli' ? null : setter.agentId;
   const [row]: [Row?] = await sql`
-    insert into webhook_endpoints (environment_id, url, secret_sealed, updated_by)
+    insert into webhook_endpoints (environment_id, url, secret_sealed, updated_by, key_agent_id)
     values (${environmentId}, ${input.url},
-            ${seal(keyring, input.secret, secretAad(environmentId))}, ${updatedBy})
+            ${seal(keyring, input.secret, secretAad(environmentId))}, ${keyAgentId ?? 'cli'},
+            ${keyAgentId})
     on conflict (environment_id) do update
       set url = excluded.url, secret_sealed = excluded.secret_sealed,
-          updated_by = excluded.updated_by, updated_at = now()
-    returning url, secret_sealed, updated_at, updated_by`;
+          updated_by = excluded.updated_by, key_agent_id = excluded.key_agent_id,
+          updated_at = now()
+    returning url, secret_sealed, updated_at, updated_by, key_agent_id`;
   if (!row) throw new Error('webhook endpoint upsert returned nothing');
   return view(keyring, environmentId, row);
 }
 
 async function findRow(sql: Db, environmentId: string): Promise<Row | null> {
   const [row]: [Row?] = await sql`
-    select url, secret_sealed, updated_at, updated_by
+    select url, secret_sealed, updated_at, updated_by, key_agent_id
     from webhook_endpoints where environment_id = ${environmentId}`;
   return row ?? null;
 }
@@ -78,7 +91,11 @@ export async function findWebhookEndpointForDelivery(
 ): Promise<WebhookEndpoint | null> {
   const row = await findRow(sql, environmentId);
   if (!row) return null;
-  return { url: row.url, secret: open(keyring, row.secretSealed, secretAad(environmentId)) };
+  return {
+    url: row.url,
+    secret: open(keyring, row.secretSealed, secretAad(environmentId)),
+    keyAgentId: row.keyAgentId,
+  };
 }
 
 /** False when the environment had no endpoint. */

@@ -18,7 +18,6 @@ export interface McpPrincipal {
   apps: readonly string[] | null;
   /** null: no filter; `<app>.<action>` names. */
   actions: readonly string[] | null;
-  showApprovalLinks: boolean;
   includeUnconnectedApps: boolean;
 }
 
@@ -54,7 +53,6 @@ export async function sessionPrincipal(sql: Sql, secret: string): Promise<McpPri
     sessionId: session.id,
     apps: session.apps,
     actions: session.actions,
-    showApprovalLinks: session.showApprovalLinks,
     includeUnconnectedApps: session.includeUnconnectedApps,
   };
 }
@@ -63,8 +61,8 @@ const serviceUserHeader = z.strictObject({ 'service-user': externalUserId });
 
 /**
  * A trusted backend that speaks MCP itself: its API key (already recognised by `authenticate`)
- * and the user named in `Service-User`, as for the proxy. No filters, no approval links, and
- * only the apps the user has connected.
+ * and the user named in `Service-User`, as for the proxy. No filters, and only the apps the
+ * user has connected.
  */
 export function keyPrincipal(req: Request, res: Response): McpPrincipal {
   const { 'service-user': user } = parse(
@@ -78,7 +76,6 @@ export function keyPrincipal(req: Request, res: Response): McpPrincipal {
     sessionId: null,
     apps: null,
     actions: null,
-    showApprovalLinks: false,
     includeUnconnectedApps: false,
   };
 }

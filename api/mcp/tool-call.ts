@@ -1,7 +1,5 @@
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Request, Response } from 'express';
-import { GENERIC_APPROVER } from '../../activities/approvals/link-token.js';
-import { decisionLinks } from '../../activities/approvals/decision-links.js';
 import { upsertConnectedUser } from '../../activities/db/connected-users.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
 import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
@@ -140,7 +138,7 @@ async function resultOf(
     case 'error':
       break;
   }
-  if (answer.code === 'approval_required') return heldResult(ctx, action, answer, extra);
+  if (answer.code === 'approval_required') return heldResult(action, answer);
   if (answer.code === 'connection_required') return connectResult(ctx, action, extra);
   const error = await callAnswerError(answer, {
     sql: ctx.deps.sql,
@@ -174,56 +172,44 @@ function offer(
     : { shown, sentence: `Open: ${link.url}` };
 }
 
+/** Who may decide, in words for the model: it is never the agent itself (four eyes). */
+function askedOf(approval: HeldApproval): string {
+  return approval.requested_from.length > 0
+    ? `A person asked by the policy decides it: ${approval.requested_from.map((who) => `"${who}"`).join(', ')}.`
+    : 'Any person who may decide approvals, not this agent, decides it.';
+}
+
 /**
  * A held call answers at once (MCP clients drop a tool call after about a minute, and a person
- * may take a day): the approval, when it lapses, and how to run it, which is the same call again.
+ * may take a day): the approval, who is asked, when it lapses, and how to run it, which is the
+ * same call again. Never a decision link, in the result or by elicitation: what a session shows
+ * can reach the model, and so the governed agent (README, "Decision links"). People get links
+ * from the `approval.requested` webhook or from an operator's `gatehouse approvals link`.
  */
-async function heldResult(
-  ctx: ToolCallContext,
+function heldResult(
   action: ActionDefinition,
   answer: Extract<CallAnswer, { kind: 'error' }>,
-  extra: ToolCallExtra,
-): Promise<CallToolResult> {
+): CallToolResult {
   const approval = answer.extra.approval as HeldApproval;
   const tool = toolName(action);
-  const sentences = [
+  const message = [
     `Held for approval: ${tool} has not run and nothing was sent to the app.`,
     `Approval ${approval.id} is ${approval.status} until ${approval.expires_at}.`,
+    askedOf(approval),
     `Once a person approves it, call ${tool} again with exactly the same arguments: it then runs once and returns the app's answer. If it is rejected, the same call is denied.`,
-  ];
-  const structured: Record<string, unknown> = { ...approval };
-  if (ctx.principal.showApprovalLinks) {
-    // The link names the first approver asked (or no one in particular): whoever opens it
-    // decides as them, which is why only the minting backend can allow showing it.
-    const [link] = await decisionLinks(
-      ctx.deps.sql,
-      ctx.deps.config,
-      {
-        id: approval.id,
-        environmentId: ctx.principal.caller.environmentId,
-        requestedFrom: approval.requested_from,
-        expiresAt: new Date(approval.expires_at),
-      },
-      [approval.requested_from[0] ?? GENERIC_APPROVER],
-    );
-    if (link) {
-      const offered = offer(ctx, extra, {
-        id: `approval-${approval.id}`,
-        url: link.url,
-        message: `An agent's call to ${tool} waits for approval: review it and approve or reject it.`,
-      });
-      sentences.push(`A person can review and decide it on the approval page. ${offered.sentence}`);
-      if (!offered.shown) structured.url = link.url;
-    }
-  }
-  const message = sentences.join(' ');
+  ].join(' ');
   return toolResult(
     {
       error: {
         code: answer.code,
         message,
         retryable: true,
-        approval: structured,
+        approval: {
+          id: approval.id,
+          status: approval.status,
+          requested_from: approval.requested_from,
+          expires_at: approval.expires_at,
+        },
         retry: { tool, arguments: 'the same arguments' },
       },
     },

@@ -1,3 +1,4 @@
+import { APPROVAL_PAGE_PATH } from '../../activities/approvals/link-token.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   ElicitResultSchema,
@@ -7,7 +8,11 @@ import {
 
 export type ToolCallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** A page the person at the client should open: an approval page, a connect link. */
+/**
+ * A page the person at the MCP client should open: a connect or reconnect link, which only the
+ * end user can use. Never a decision link: the person at an agent's MCP client is not someone
+ * the agent cannot reach (README, "Decision links").
+ */
 export interface LinkOffer {
   /** Unique within this server (MCP requires it of an elicitation id). */
   id: string;
@@ -31,6 +36,9 @@ export function offerByElicitation(
   offer: LinkOffer,
   onFailure: (error: unknown) => void,
 ): boolean {
+  if (new URL(offer.url).pathname.startsWith(`${APPROVAL_PAGE_PATH}/`)) {
+    throw new Error('a decision link is never offered through MCP');
+  }
   if (!clientSupportsIt) return false;
   extra
     .sendRequest(

@@ -11,9 +11,8 @@ import {
   type ApprovalLink,
 } from '../../activities/db/approval-links.js';
 import { findApproval, type Approval } from '../../activities/db/approvals.js';
-import { deciderRefusal } from '../../workflows/decider-rules.js';
 import type { ApiDeps } from '../app.js';
-import { decideApproval, presentApproval } from '../approvals/decide.js';
+import { decideApproval, decisionRefusal, presentApproval } from '../approvals/decide.js';
 import {
   REVIEW_REFERRER_POLICY,
   notPendingProblem,
@@ -90,11 +89,9 @@ export function approvalPageRoutes(deps: ApiDeps): Router {
       return;
     }
     // A link may name an approver the four-eyes rules refuse (the policy listed the agent
-    // itself): the request is shown, the buttons are not.
-    const refusal = deciderRefusal(
-      { agentId: approval.agentId, requestedFrom: approval.requestedFrom },
-      link.approver,
-    );
+    // itself), or have gone through the held agent's own key: the request is shown, the
+    // buttons are not.
+    const refusal = decisionRefusal(approval, link.approver, link);
     sendPage(
       res,
       refusal === null ? 200 : 403,
@@ -147,6 +144,7 @@ export function approvalPageRoutes(deps: ApiDeps): Router {
           approvalId: approval.id,
           decision,
           decidedBy: link.approver,
+          link,
         });
         await markApprovalLinkUsed(deps.sql, token);
         req.log.info(

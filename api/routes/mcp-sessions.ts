@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { createMcpSession, revokeMcpSession } from '../../activities/db/mcp-sessions.js';
 import { findAction, findApp } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
-import { InsufficientAccessError, NotFoundError } from '../errors.js';
-import { authorize, callerOf, checkAccess } from '../http/authorize.js';
+import { InvalidRequestError, NotFoundError } from '../errors.js';
+import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { uuidString } from '../http/ids.js';
 import { parse } from '../http/validate.js';
@@ -12,6 +12,14 @@ import { registerConnectedUserOperation } from '../openapi/registry.js';
 import { iso } from '../presenters/timestamps.js';
 
 const DEFAULT_TTL_SECONDS = 24 * 60 * 60;
+
+const SHOW_APPROVAL_LINKS_RETIRED =
+  'show_approval_links is retired: a decision link is never given to the agent (an MCP result ' +
+  'reaches the model), whatever key mints the session. People get decision links from the ' +
+  'approval.requested webhook or from an operator (gatehouse approvals link); send false or ' +
+  'leave it out.';
+
+const sessionNotFound = () => new NotFoundError('MCP session');
 const MIN_TTL_SECONDS = 60;
 
 const appId = z
@@ -51,12 +59,12 @@ function createSessionBody(maxTtlSeconds: number) {
         }),
       show_approval_links: z
         .boolean()
-        .default(false)
+        .optional()
         .meta({
           description:
-            'Whether a held call’s result carries the hosted approval page’s link. Whoever opens it ' +
-            'decides as the first approver the policy asks, so allow it only when the person at the ' +
-            'MCP client may decide the agent’s calls. Needs a key with scope approvals:decide.',
+            'Retired: a held call’s result never carries a decision link, whatever the key. ' +
+            '`false` is accepted for old clients; `true` is refused (400).',
+          deprecated: true,
         }),
       include_unconnected_apps: z
         .boolean()
@@ -95,7 +103,8 @@ registerConnectedUserOperation({
   description:
     'Point any MCP client (Streamable HTTP) at the `url`: it carries the session’s secret, shown only now. ' +
     'Its tools are the catalog actions the user can use, called as this key’s agent under its policy, approvals and audit. ' +
-    '`show_approval_links` needs a key with scope `approvals:decide`, so an agent’s own key cannot hand it links that decide its own calls.',
+    'A held call answers with its approval (id, `expires_at`, `requested_from`) and never with a decision link: people get those from the `approval.requested` webhook or `gatehouse approvals link`. ' +
+    '`show_approval_links: true` is refused (400); `false` is accepted.',
   request: {
     body: {
       content: { 'application/json': { schema: createSessionBody(365 * 24 * 3600) } },
@@ -108,10 +117,10 @@ registerConnectedUserOperation({
   requires: { operation: 'call' },
   errorExamples: [
     {
-      when: 'show_approval_links without approvals:decide',
-      error: new InsufficientAccessError('This key lacks the scope "approvals:decide".', {
-        required_scope: 'approvals:decide',
-      }),
+      when: 'show_approval_links: true',
+      error: new InvalidRequestError(SHOW_APPROVAL_LINKS_RETIRED, [
+        { path: 'show_approval_links', message: 'is retired; only false is accepted' },
+      ]),
     },
   ],
 });
@@ -121,12 +130,16 @@ registerConnectedUserOperation({
   operationId: 'revoke_mcp_session',
   summary: 'Revoke an MCP session',
   description:
-    'Its address answers 401 from now on. Revoking a revoked session answers the same again.',
+    'Its address answers 401 from now on. Revoking a revoked session answers the same again. ' +
+    'A key may revoke the sessions its own agent minted; another agent’s only with scope `mcp_sessions:manage` (full keys have it). ' +
+    'Any other session answers 404, as an unknown one does.',
   request: { params: sessionPath },
   response: revokedSessionSchema,
   errors: [],
   requires: { operation: 'write' },
-  errorExamples: [{ when: 'unknown session', error: new NotFoundError('MCP session') }],
+  errorExamples: [
+    { when: 'unknown session, or another agent’s without the scope', error: sessionNotFound() },
+  ],
 });
 
 /** `POST /v1/mcp/sessions` and `DELETE /v1/mcp/sessions/{id}` (issue 13). */
@@ -137,10 +150,12 @@ export function mcpSessionRoutes(deps: ApiDeps): Router {
   router.post('/v1/mcp/sessions', authorize({ operation: 'call' }), async (req, res) => {
     const caller = callerOf(res);
     const input = parse(body, req.body, 'body');
-    // A decision link decides as the approver it names: in the session of a key that may not
-    // decide (the agent's own, say) it would let the agent approve its own calls (DESIGN.md §3).
-    if (input.show_approval_links) {
-      checkAccess(caller, { operation: 'write', scope: 'approvals:decide' });
+    // Whatever key mints it, a session's results reach the model, and so the governed agent: a
+    // decision link there would let the agent decide its own calls (README, "Decision links").
+    if (input.show_approval_links === true) {
+      throw new InvalidRequestError(SHOW_APPROVAL_LINKS_RETIRED, [
+        { path: 'show_approval_links', message: 'is retired; only false is accepted' },
+      ]);
     }
     const { session, secret } = await createMcpSession(deps.sql, {
       environmentId: caller.environmentId,
@@ -149,7 +164,6 @@ export function mcpSessionRoutes(deps: ApiDeps): Router {
       userExternalId: input.user,
       apps: input.apps ? [...new Set(input.apps)] : null,
       actions: input.actions ? [...new Set(input.actions)] : null,
-      showApprovalLinks: input.show_approval_links,
       includeUnconnectedApps: input.include_unconnected_apps,
       ttlSeconds: input.ttl_seconds,
     });
@@ -162,11 +176,16 @@ export function mcpSessionRoutes(deps: ApiDeps): Router {
   router.delete('/v1/mcp/sessions/:id', authorize({ operation: 'write' }), async (req, res) => {
     const caller = callerOf(res);
     // An id that is no UUID names no session: 404, like an unknown or another environment's.
+    // Another agent's session is 404 too unless the key may manage sessions: the session ids
+    // of other agents are never shown to a key, so it learns nothing from the answer.
     const path = sessionPath.safeParse(req.params);
     const session = path.success
-      ? await revokeMcpSession(deps.sql, caller.environmentId, path.data.id)
+      ? await revokeMcpSession(deps.sql, caller.environmentId, path.data.id, {
+          agentId: caller.agentId,
+          mayManage: caller.scopes.includes('mcp_sessions:manage'),
+        })
       : null;
-    if (!session?.revokedAt) throw new NotFoundError('MCP session');
+    if (!session?.revokedAt) throw sessionNotFound();
     res.json({ id: session.id, status: 'revoked', revoked_at: iso(session.revokedAt) });
   });
   return router;

@@ -110,7 +110,8 @@ export function webhookEndpointRoutes(deps: ApiDeps): Router {
         keyring,
         caller.environmentId,
         body,
-        caller.agentId,
+        // This key chooses where decision links go: they never decide its agent's own calls.
+        { agentId: caller.agentId },
       );
       res.json(presentWebhookEndpoint(endpoint));
     },

@@ -30,8 +30,9 @@ export async function approvalLinkSettings(): Promise<Pick<Config, 'api' | 'encr
 }
 
 /**
- * A decision link for operators without a webhook receiver: the link `approval.requested`
- * carries (or would carry) for this approver, valid until the approval expires.
+ * A decision link for operators without a webhook receiver, for this approver, valid until the
+ * approval expires. It is the CLI's own (recorded with channel `cli`), not the one
+ * `approval.requested` carries; both decide alike.
  */
 export async function approvalLinkCommand(
   sql: Sql,
@@ -62,7 +63,14 @@ export async function approvalLinkCommand(
   );
   if (refusal !== null) throw new Error(refusal);
 
-  const [link] = await decisionLinks(sql, settings, approval, [approver]);
+  // The operator's own channel: no API key is involved, so no agent is recorded.
+  const [link] = await decisionLinks(
+    sql,
+    settings,
+    approval,
+    { channel: 'cli', keyAgentId: null },
+    [approver],
+  );
   if (!link) throw new Error('no link was made');
   return [
     `url       ${link.url}`,

@@ -227,7 +227,7 @@ apps
 const approvals = program.command('approvals').description('work with held calls');
 approvals
   .command('link')
-  .description('print a decision link for a pending approval (as approval.requested carries)')
+  .description('print a decision link for a pending approval, for a person to open')
   .argument('<approval-id>', 'the approval to decide')
   .requiredOption('--env <name>', 'environment the approval belongs to')
   .option(

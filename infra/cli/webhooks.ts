@@ -12,7 +12,10 @@ import { loadConfig, type Config } from '../config.js';
 import type { Sql } from '../database/client.js';
 import { loadOrCreateLocalState } from '../dev/local-state.js';
 
-/** Recorded as `updated_by`, where the API records the key's agent id. */
+/**
+ * Recorded as `updated_by`, where the API records the key's agent id; no key agent is recorded,
+ * so the decision links delivered there decide any agent's calls (README, "Decision links").
+ */
 const CLI_ACTOR = 'cli';
 
 export interface SetWebhookOptions {

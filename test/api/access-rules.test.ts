@@ -55,8 +55,13 @@ describe('access levels (DESIGN.md §3)', () => {
     // Separation of duties: the keys agents call with cannot decide approvals or change policy.
     expect(defaultScopes('standard')).toEqual(reads);
     expect(defaultScopes('full')).toEqual(
-      expect.arrayContaining([...reads, 'approvals:decide', 'policies:manage']),
+      expect.arrayContaining([
+        ...reads,
+        'approvals:decide',
+        'policies:manage',
+        'mcp_sessions:manage',
+      ]),
     );
-    expect(defaultScopes('full')).toHaveLength(10);
+    expect(defaultScopes('full')).toHaveLength(11);
   });
 });

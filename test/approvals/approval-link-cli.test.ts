@@ -61,14 +61,33 @@ describe('gatehouse approvals link', () => {
     );
     expect(made).toMatchObject({ code: 0, stderr: '' });
     const url = /^url\s+(\S+)$/m.exec(made.stdout)?.[1] ?? '';
-    const token = approvalLinkToken(config.encryption, approval.id, 'bob');
+    // Made for the CLI channel, with no key: not the token a webhook delivery carries.
+    const token = approvalLinkToken(config.encryption, {
+      approvalId: approval.id,
+      approver: 'bob',
+      channel: 'cli',
+      keyAgentId: null,
+    });
     expect(url).toBe(`${config.api.publicUrl}/approvals/review/${token}`);
+    expect(token).not.toBe(
+      approvalLinkToken(config.encryption, {
+        approvalId: approval.id,
+        approver: 'bob',
+        channel: 'webhook',
+        keyAgentId: null,
+      }),
+    );
     expect(made.stdout).toMatch(/^approver\s+bob$/m);
     expect(made.stdout).toContain(`expires   ${approval.expiresAt.toISOString()}`);
 
-    const rows = await db.sql<{ tokenHash: Buffer; approver: string }[]>`
-      select token_hash, approver from approval_links where approval_id = ${approval.id}`;
-    expect(rows).toEqual([{ tokenHash: hashLinkToken(token), approver: 'bob' }]);
+    const rows = await db.sql<
+      { tokenHash: Buffer; approver: string; channel: string; keyAgentId: string | null }[]
+    >`
+      select token_hash, approver, channel, key_agent_id from approval_links
+      where approval_id = ${approval.id}`;
+    expect(rows).toEqual([
+      { tokenHash: hashLinkToken(token), approver: 'bob', channel: 'cli', keyAgentId: null },
+    ]);
 
     const page = await fetch(url);
     expect(page.status).toBe(200);

@@ -41,8 +41,10 @@ describe('gatehouse webhooks', () => {
     // Sealed with the key the worker has, under the environment it belongs to.
     const environment = await ensureEnvironment(db.sql, 'hooks');
     const config = testConfig(db.url, { ENCRYPTION_KEY: encryptionKey });
+    // Set with no API key: the decision links delivered there record no agent (README, "Decision
+    // links"), where an endpoint set through the API records its key's agent.
     expect(await findWebhookEndpointForDelivery(db.sql, config.encryption, environment.id)).toEqual(
-      { url: 'https://example.com/hooks', secret },
+      { url: 'https://example.com/hooks', secret, keyAgentId: null },
     );
 
     const shown = await runCli(['webhooks', 'show', '--env', 'hooks'], env);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { APPROVAL_PAGE_PATH } from '../../activities/approvals/link-token.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { bearer } from '../support/keys.js';
 import {
@@ -69,38 +70,40 @@ describe('tools/call', () => {
     });
   });
 
-  it('held: answers at once with the approval and link; approved, the same call runs once', async () => {
+  it('held: answers at once with the approval and who is asked, never a link; approved, the same call runs once', async () => {
     const input = { title: `via MCP ${String(Date.now())}` };
-    await withSession({ user: 'u_ben', show_approval_links: true }, async (mcp) => {
+    // Minted by a full key, which may decide approvals: its session still gets no decision link.
+    await withSession({ user: 'u_ben' }, async (mcp) => {
       const held = await mcp.call('acme__create_task', input);
       expect(held.isError).toBe(true);
       const error = errorOf(held);
       const approval = error.approval as Record<string, unknown>;
       expect(error.code).toBe('approval_required');
+      expect(Object.keys(approval).sort()).toEqual([
+        'expires_at',
+        'id',
+        'requested_from',
+        'status',
+      ]);
       expect(approval).toMatchObject({ status: 'pending', requested_from: [] });
       expect(Date.parse(String(approval.expires_at))).toBeGreaterThan(Date.now());
       expect(textOf(held)).toContain(String(approval.id));
       expect(textOf(held)).toContain('same arguments');
-      // The generic decision link: the hosted approval page shows this very request.
-      expect(String(approval.url)).toMatch(/\/approvals\/review\/[A-Za-z0-9_-]{43}$/);
-      const pageUrl = onTestApi(stack, String(approval.url));
-      const page = await fetch(pageUrl);
-      expect(page.status).toBe(200);
-      const pageText = await page.text();
-      expect(pageText).toContain(input.title);
+      expect(textOf(held)).toMatch(/any person who may decide approvals, not this agent/i);
+      expect(JSON.stringify(held)).not.toContain(APPROVAL_PAGE_PATH);
 
       // Asked again while pending: the same approval, still nothing sent.
-      const again = errorOf(await mcp.call('acme__create_task', input));
-      expect((again.approval as { id: string }).id).toBe(approval.id);
+      const again = await mcp.call('acme__create_task', input);
+      expect((errorOf(again).approval as { id: string }).id).toBe(approval.id);
+      expect(JSON.stringify(again)).not.toContain(APPROVAL_PAGE_PATH);
       expect(await titles('u_ben')).not.toContain(input.title);
 
-      // A person approves it on that page, as its form posts.
-      const csrf = /name="csrf" value="([^"]+)"/.exec(pageText)?.[1] ?? '';
-      const decided = await fetch(pageUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ decision: 'approve', csrf }).toString(),
-      });
+      // A person approves it with their own key.
+      const decided = await stack.request(
+        stack.approver,
+        'POST',
+        `/v1/approvals/${String(approval.id)}/approve`,
+      );
       expect(decided.status).toBe(200);
       const before = stack.acme.demo.stats().apiRequests;
       const ran = await mcp.call('acme__create_task', input);
@@ -113,7 +116,7 @@ describe('tools/call', () => {
       const view = await stack.request(stack.key, 'GET', `/v1/approvals/${String(approval.id)}`);
       expect(view.body).toMatchObject({
         status: 'approved',
-        decided_by: 'approval-link',
+        decided_by: 'approver',
         request: { via: 'mcp', input },
       });
     });
@@ -127,34 +130,75 @@ describe('tools/call', () => {
     expect(new Set(audit.map((row) => row.agentId))).toEqual(new Set(['test-agent']));
   });
 
-  it('held, without links allowed: no link; with URL elicitation: the link goes to the person', async () => {
-    const input = { title: 'quiet' };
-    await withSession({ user: 'u_cat' }, async (mcp) => {
-      const approval = errorOf(await mcp.call('acme__create_task', input)).approval as object;
-      expect(approval).not.toHaveProperty('url');
-      expect(textOf(await mcp.call('acme__create_task', input))).not.toContain(
-        '/approvals/review/',
-      );
-    });
-    const shown = await withSession(
-      { user: 'u_cat', show_approval_links: true },
-      async (mcp) => {
-        const held = await mcp.call('acme__create_task', input);
-        const approval = errorOf(held).approval as Record<string, unknown>;
-        // The link went to the person, not into the model's context.
-        expect(approval).not.toHaveProperty('url');
-        expect(textOf(held)).not.toContain('/approvals/review/');
-        expect(textOf(held)).toContain('has been shown the link');
-        return { approval, elicitations: await mcp.elicited(1) };
-      },
-      { urlElicitation: true },
+  it('held: names who is asked when the policy names deciders, and still carries no link', async () => {
+    await stack.setDefaults(
+      { read: 'allow', write: 'ask', destructive: 'deny' },
+      { approval: { requested_from: ['alice', 'bob'], ttl_seconds: 3600 } },
     );
-    expect(shown.elicitations).toHaveLength(1);
-    expect(shown.elicitations[0]).toMatchObject({
-      mode: 'url',
-      elicitationId: `approval-${String(shown.approval.id)}`,
-      url: expect.stringMatching(/\/approvals\/review\/[A-Za-z0-9_-]{43}$/) as unknown,
+    try {
+      await withSession({ user: 'u_cat' }, async (mcp) => {
+        const held = await mcp.call('acme__create_task', { title: 'asks alice and bob' });
+        expect(errorOf(held).approval).toMatchObject({ requested_from: ['alice', 'bob'] });
+        expect(textOf(held)).toContain('"alice", "bob"');
+        expect(JSON.stringify(held)).not.toContain(APPROVAL_PAGE_PATH);
+      });
+    } finally {
+      await stack.setDefaults(
+        { read: 'allow', write: 'ask', destructive: 'deny' },
+        { approval: { requested_from: [], ttl_seconds: 24 * 3600 } },
+      );
+    }
+  });
+
+  it('hostile: a session stored with show_approval_links (minted before it was retired) gets no decision link, in results or elicitations', async () => {
+    // The issue's path: a key that may decide minted the session with links shown; its client
+    // (with or without URL-mode elicitation) calls a held tool and the model reads the link.
+    for (const urlElicitation of [false, true]) {
+      const input = { title: `old session ${String(urlElicitation)}` };
+      const session = await mintSession(stack, { user: 'u_cat' });
+      await stack.db.sql`
+        update mcp_sessions set show_approval_links = true where id = ${session.id}`;
+      const mcp = await connectMcp(session.address, { urlElicitation });
+      try {
+        const first = await mcp.call('acme__create_task', input);
+        const results = [first, await mcp.call('acme__create_task', input)];
+        for (const result of results) {
+          expect(errorOf(result).code).toBe('approval_required');
+          expect(JSON.stringify(result)).not.toContain(APPROVAL_PAGE_PATH);
+        }
+        // An elicitation travels ahead of its result: any would have come by now.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(mcp.elicitations).toEqual([]);
+        // So no link was made for the agent: only the webhook or the CLI can make one.
+        const approvalId = (errorOf(first).approval as { id: string }).id;
+        expect(
+          await stack.db.sql`select 1 from approval_links where approval_id = ${approvalId}`,
+        ).toHaveLength(0);
+      } finally {
+        await mcp.close();
+      }
+      expect(await titles('u_cat')).not.toContain(input.title);
+    }
+  });
+
+  it('hostile: a REST caller’s held answer carries no decision link either', async () => {
+    const held = await stack.run('acme.create_task', {
+      user: 'u_cat',
+      input: { title: 'over REST' },
     });
+    expect(held.status).toBe(403);
+    expect(held.body.error).toMatchObject({ code: 'approval_required' });
+    expect(JSON.stringify(held.body)).not.toContain(APPROVAL_PAGE_PATH);
+    const id = (held.body.error as { approval: { id: string } }).approval.id;
+    for (const path of [
+      `/v1/approvals/${id}`,
+      '/v1/approvals?status=pending',
+      '/v1/audit?user=u_cat',
+    ]) {
+      const read = await stack.request(stack.key, 'GET', path);
+      expect(read.status).toBe(200);
+      expect(JSON.stringify(read.body)).not.toContain(APPROVAL_PAGE_PATH);
+    }
   });
 
   it('denied: isError with the reason, whether by the policy or by a person', async () => {

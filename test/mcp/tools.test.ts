@@ -67,23 +67,28 @@ describe('minting a session', () => {
     expect(issues.map((issue) => issue.path)).toContain(field);
   });
 
-  it('refuses approval links to a key that may not decide: an agent would hold its own approval', async () => {
-    // A link decides as the approver it names; handed to the agent's own session it would let
-    // the agent approve its own held calls (DESIGN.md §3).
-    const refused = await stack.request(bot, 'POST', '/v1/mcp/sessions', {
-      body: { user: 'u_ann', show_approval_links: true },
-    });
-    expect(refused.status).toBe(403);
-    expect(refused.body.error).toMatchObject({
-      code: 'insufficient_access',
-      required_scope: 'approvals:decide',
-    });
+  it('hostile: refuses show_approval_links: true with 400 saying why, whatever the key; false is still accepted', async () => {
+    // A decision link in an MCP session reaches the model, and so the governed agent: even a key
+    // that may decide approvals (stack.key is full) cannot ask for one (README, "Decision links").
+    for (const key of [stack.key, bot]) {
+      const refused = await stack.request(key, 'POST', '/v1/mcp/sessions', {
+        body: { user: 'u_ann', show_approval_links: true },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatchObject({
+        code: 'invalid_request',
+        issues: [{ path: 'show_approval_links', message: expect.any(String) as unknown }],
+      });
+      expect((refused.body.error as { message: string }).message).toMatch(
+        /retired: a decision link is never given to the agent.*webhook.*gatehouse approvals link/,
+      );
+    }
     const [count] = await stack.db.sql<{ n: number }[]>`
       select count(*)::int as n from mcp_sessions where key_id = ${bot.id}`;
     expect(count?.n).toBe(0);
-    // Without links, the same key mints a session.
+    // Old clients that send false keep working.
     const plain = await stack.request(bot, 'POST', '/v1/mcp/sessions', {
-      body: { user: 'u_ann' },
+      body: { user: 'u_ann', show_approval_links: false },
     });
     expect(plain.status).toBe(201);
   });
@@ -269,6 +274,69 @@ describe('the session’s end', () => {
       const unknown = await stack.request(stack.key, 'DELETE', `/v1/mcp/sessions/${id}`);
       expect(unknown.status).toBe(404);
     }
+  });
+
+  it('hostile: another agent’s key cannot revoke a session: 404 as if unknown, and the session still serves', async () => {
+    const session = await mintSession(stack, { user: 'u_ann' }, bot);
+    const other = await createTestKey(stack.db.sql, {
+      env: 'test',
+      access: 'standard',
+      agentId: 'other-bot',
+    });
+    // A full key whose scopes were set by hand, without mcp_sessions:manage, is no better.
+    const fullWithoutScope = await createTestKey(stack.db.sql, {
+      env: 'test',
+      access: 'full',
+      agentId: 'ops',
+      scopes: ['approvals:read', 'approvals:decide', 'policies:read'],
+    });
+    for (const key of [other, fullWithoutScope]) {
+      const refused = await stack.request(key, 'DELETE', `/v1/mcp/sessions/${session.id}`);
+      expect(refused.status).toBe(404);
+      expect(refused.body.error).toMatchObject({ code: 'not_found' });
+      // The same answer as for a session that does not exist: nothing tells it is there.
+      const unknown = await stack.request(
+        key,
+        'DELETE',
+        '/v1/mcp/sessions/019a0000-0000-7000-8000-000000000000',
+      );
+      expect(unknown.body).toEqual(refused.body);
+    }
+    const [row] = await stack.db.sql<{ revokedAt: Date | null }[]>`
+      select revoked_at from mcp_sessions where id = ${session.id}`;
+    expect(row?.revokedAt).toBeNull();
+    expect((await post(session.address, initialize)).status).toBe(200);
+  });
+
+  it('is revoked by any key of the minting agent, and by a key with mcp_sessions:manage', async () => {
+    // Another key of the same agent (a rotated key, say) may end the agent's sessions.
+    const rotated = await createTestKey(stack.db.sql, {
+      env: 'test',
+      access: 'standard',
+      agentId: 'mcp-bot',
+    });
+    const own = await mintSession(stack, { user: 'u_ann' }, bot);
+    const byAgent = await stack.request(rotated, 'DELETE', `/v1/mcp/sessions/${own.id}`);
+    expect(byAgent.status).toBe(200);
+    expect(byAgent.body).toMatchObject({ id: own.id, status: 'revoked' });
+    // Full keys get mcp_sessions:manage by default; other keys when it is granted.
+    const manager = await createTestKey(stack.db.sql, {
+      env: 'test',
+      access: 'standard',
+      agentId: 'session-admin',
+      scopes: ['mcp_sessions:manage'],
+    });
+    for (const key of [stack.approver, manager]) {
+      const session = await mintSession(stack, { user: 'u_ann' }, bot);
+      const revoked = await stack.request(key, 'DELETE', `/v1/mcp/sessions/${session.id}`);
+      expect(revoked.status).toBe(200);
+      expect((await post(session.address, initialize)).status).toBe(401);
+    }
+    // Never across environments, whatever the scope.
+    const session = await mintSession(stack, { user: 'u_ann' }, bot);
+    const elsewhere = await createTestKey(stack.db.sql, { env: 'staging', access: 'full' });
+    const refused = await stack.request(elsewhere, 'DELETE', `/v1/mcp/sessions/${session.id}`);
+    expect(refused.status).toBe(404);
   });
 
   it('ends with the key that minted it', async () => {

@@ -216,7 +216,7 @@ describe('approval.decided', () => {
         locked.encryption,
         internal.environmentId,
         { url: address(receiver.url), secret },
-        'test',
+        { agentId: 'test' },
       );
       const approval = await decidedApproval(internal.environmentId);
       const before = receiver.deliveries.length;

@@ -38,6 +38,8 @@ afterAll(async () => {
 interface LinkRow {
   approvalId: string;
   approver: string;
+  channel: string | null;
+  keyAgentId: string | null;
   tokenHash: Buffer;
   expiresAt: Date;
 }
@@ -159,7 +161,11 @@ describe('approval.requested', () => {
         expires_at: events[0]?.data.approval.expires_at,
       },
     ]);
-    expect((await linkRows(approvalId)).map((row) => row.approver)).toEqual(['approval-link']);
+    // The endpoint was set with stack.key: its links record that key's agent (test-agent), so
+    // they can never decide test-agent's own calls (test/approvals/decision-link-provenance).
+    expect(
+      (await linkRows(approvalId)).map((row) => [row.approver, row.channel, row.keyAgentId]),
+    ).toEqual([['approval-link', 'webhook', 'test-agent']]);
   });
 
   it('delivers nothing and makes no link when the environment has no endpoint', async () => {

@@ -1,0 +1,35 @@
+/**
+ * Decision links belong to people (README, "Decision links"): a link goes out only through
+ * channels the governed agent cannot read, and each stored link records which one, so the page
+ * can refuse a link that reached the agent anyway.
+ */
+
+/**
+ * `webhook`: `approval.requested`, delivered to the environment's endpoint. `cli`: an operator's
+ * `gatehouse approvals link`. No MCP result, elicitation or API answer is a channel.
+ */
+export type LinkChannel = 'webhook' | 'cli';
+
+/** Where a link went out. Rows stored before migration 017 record neither field. */
+export interface LinkProvenance {
+  channel: LinkChannel | null;
+  /**
+   * The agent of the API key through which the link was obtained (for a webhook: the key that
+   * set the endpoint it was delivered to); null when no key was involved (the CLI).
+   */
+  keyAgentId: string | null;
+}
+
+/**
+ * Why a decision through this link is refused, or null. A link obtained through the held call's
+ * own agent reached that agent's hands, so it never decides the call, whichever approver it
+ * names (the generic `approval-link` included): four eyes holds even when a link leaks.
+ */
+export function linkRefusal(held: { agentId: string }, link: LinkProvenance): string | null {
+  if (link.keyAgentId === null || link.keyAgentId !== held.agentId) return null;
+  const through =
+    link.channel === 'webhook'
+      ? `This link was delivered to the webhook endpoint that agent "${held.agentId}" set with its own key`
+      : `This link was obtained through agent "${held.agentId}"'s own key`;
+  return `${through}, and a link that went through the agent whose call is held can never decide it. Decide with your own key (POST /v1/approvals/{id}/approve), or ask an operator for a link (gatehouse approvals link).`;
+}
