@@ -12,6 +12,7 @@ import {
 } from '../mcp/client-session.js';
 import { jsonRpcErrorBodies } from '../mcp/json-rpc-errors.js';
 import { keyPrincipal, sessionPrincipal, type McpPrincipal } from '../mcp/principal.js';
+import { guardRequestParams, refuseEmptyBatch } from '../mcp/request-guards.js';
 import { mcpServer } from '../mcp/server.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
@@ -77,6 +78,7 @@ export function mcpRoutes(
           { Allow: 'POST' },
         );
       }
+      refuseEmptyBatch(req.body);
       const client = clientSessionOf(req, deps);
       const server = mcpServer({
         deps,
@@ -97,6 +99,7 @@ export function mcpRoutes(
         void server.close();
       });
       await server.connect(transport);
+      guardRequestParams(transport);
       const body: unknown = req.body;
       if (isInitializeRequest(body)) {
         const elicitation = body.params.capabilities.elicitation;

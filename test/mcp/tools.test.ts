@@ -406,3 +406,63 @@ describe('the endpoint', () => {
     expect(logs).toContain('/mcp/[token]');
   });
 });
+
+describe('malformed MCP input', () => {
+  /** An initialized exchange's headers, as a client sends them after `initialize`. */
+  async function initialized(session: MintedSession): Promise<Record<string, string>> {
+    const answer = await post(session.address, initialize);
+    expect(answer.status).toBe(200);
+    return {
+      'mcp-session-id': answer.headers.get('mcp-session-id') ?? '',
+      'mcp-protocol-version': '2025-11-25',
+    };
+  }
+
+  /** The JSON-RPC message of an answer, whether sent as JSON or as one SSE event. */
+  async function rpcOf(answer: Response): Promise<Record<string, unknown>> {
+    const text = await answer.text();
+    const data = /^data: (.*)$/m.exec(text)?.[1] ?? text;
+    return JSON.parse(data) as Record<string, unknown>;
+  }
+
+  it('hostile: tools/call with arguments: [] is -32602 with a short message naming the field', async () => {
+    const session = await mintSession(stack, { user: 'u_ann' });
+    const headers = await initialized(session);
+    const before = stack.acme.demo.stats().apiRequests;
+    const answer = await post(
+      session.address,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'acme__create_task', arguments: [] },
+      }),
+      headers,
+    );
+    expect(answer.status).toBe(200);
+    const rpc = await rpcOf(answer);
+    expect(rpc).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: ErrorCode.InvalidParams } });
+    const message = (rpc.error as { message: string }).message;
+    expect(message).toMatch(/arguments/);
+    expect(message).toMatch(/object/);
+    // A sentence, not a schema validator's dump.
+    expect(message.length).toBeLessThan(200);
+    expect(message).not.toMatch(/[[{]/);
+    expect(stack.acme.demo.stats().apiRequests).toBe(before);
+  });
+
+  it('hostile: an empty JSON-RPC batch is answered with one JSON-RPC error, not 202', async () => {
+    const session = await mintSession(stack, { user: 'u_ann' });
+    const headers = await initialized(session);
+    const answer = await post(session.address, '[]', headers);
+    expect(answer.status).toBe(400);
+    const body = (await answer.json()) as Record<string, unknown>;
+    // JSON-RPC 2.0 §6: an empty array is an Invalid Request, answered by a single Response.
+    expect(body).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: ErrorCode.InvalidRequest, message: expect.stringMatching(/empty/) as unknown },
+    });
+    expect(Array.isArray(body)).toBe(false);
+  });
+});
