@@ -22,7 +22,9 @@ const APPROVALS = `When a policy says \`ask\`, a call does not run: it answers 4
 
 Either needs a key with scope \`approvals:decide\`: full keys have it, the standard keys agents call with do not. The decider is the key's agent id, recorded as \`decided_by\`. The agent whose call is held can never decide it, and when \`requested_from\` names deciders, only they may (403 \`insufficient_access\` says which rule refused). Deciding an approval that is no longer pending answers 409 \`conflict\`.
 
-**For people: the hosted approval page.** Each held call also gets signed decision links, one per name in \`requested_from\` (one link when it is empty). The \`approval.requested\` webhook carries them, so a Slack or e-mail integration only forwards each link to its person. A link opens a page branded like the connect pages that shows the whole request, which agent asks for which user, the policy rule that asked and until when, with Approve and Reject buttons. It needs no API key, works once, and records the decision as the approver the link names.`;
+**For people: the hosted approval page.** Each held call also gets signed decision links, one per name in \`requested_from\` (one link when it is empty). The \`approval.requested\` webhook carries them, so a Slack or e-mail integration only forwards each link to its person. A link opens a page branded like the connect pages that shows the whole request, which agent asks for which user, the policy rule that asked and until when, with Approve and Reject buttons. It needs no API key, works once, and records the decision as the approver the link names.
+
+**Decision links belong to people.** A link goes out only through the \`approval.requested\` webhook and an operator's \`gatehouse approvals link\`, never in an API answer, an MCP result or an MCP elicitation, whatever the key. A link delivered to a webhook endpoint that the held call's own agent set with its key never decides that agent's calls (403 on the page), whichever approver it names.`;
 
 /** Every tag, in the order the documents list them. */
 export const RESOURCE_TAGS: readonly ResourceTag[] = [
@@ -79,7 +81,7 @@ export const RESOURCE_TAGS: readonly ResourceTag[] = [
     name: 'MCP',
     paths: ['/v1/mcp/sessions'],
     description:
-      "Give an agent Model Context Protocol tools: mint an MCP server address for one of your users, whose tools are the catalog actions that user can use. Every tool call is governed, held and audited exactly like `POST /v1/actions/{action}/run`, as your key's agent.",
+      "Give an agent Model Context Protocol tools: mint an MCP server address for one of your users, whose tools are the catalog actions that user can use. Every tool call is governed, held and audited exactly like `POST /v1/actions/{action}/run`, as your key's agent. A held call answers with its approval (id, `expires_at`, `requested_from`), never with a decision link. A key revokes the sessions its agent minted; another agent's only with scope `mcp_sessions:manage`.",
   },
   {
     name: 'Apps',
