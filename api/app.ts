@@ -59,7 +59,8 @@ export function createApp(deps: ApiDeps): Express {
   app.use(requestLog(deps.logger));
   // The proxy reads its body as raw bytes for the app, so it comes before the JSON parser.
   app.use('/v1/proxy', limits.authenticate(authenticate(deps.sql)), proxyRoutes(deps));
-  app.use(codecRoutes(deps)); // the Temporal UI's codec: full keys only, its own body limit
+  // The Temporal UI's codec: full keys of the payloads' environment, its own body limit.
+  app.use(codecRoutes(deps, (check) => limits.authenticate(check)));
   // Hosted pages read no query; the JSON API refuses one that does not decode (well-formed-query.ts).
   app.use('/v1', wellFormedQuery);
   // MCP parses its own body, so its failures can be JSON-RPC errors; it has its own keys.

@@ -68,6 +68,9 @@ const schema = z.object({
   TEMPORAL_TLS_CERT_PATH: z.string().min(1).optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
   TEMPORAL_API_KEY: z.string().min(1).optional(),
+  /** Where operators open the Temporal Web UI (e.g. `http://127.0.0.1:8233`): the one origin the
+   * codec endpoint answers cross-origin requests from, with credentials. Unset: none. */
+  TEMPORAL_UI_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** How long a request waits for Temporal to take its call or decision; one not taken by then
    * is refused by the workflow, never applied later (issue 11). */
   REQUEST_DEADLINE_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
@@ -193,6 +196,8 @@ export interface Config {
     tlsCertPath: string | undefined;
     tlsKeyPath: string | undefined;
     apiKey: string | undefined;
+    /** The Temporal UI's origin (TEMPORAL_UI_URL), or null when none is configured. */
+    uiOrigin: string | null;
   };
   api: { host: string; port: number; publicUrl: string; bodyLimitBytes: number };
   upstream: { timeoutMs: number };
@@ -252,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tlsCertPath: c.TEMPORAL_TLS_CERT_PATH,
       tlsKeyPath: c.TEMPORAL_TLS_KEY_PATH,
       apiKey: c.TEMPORAL_API_KEY,
+      uiOrigin: c.TEMPORAL_UI_URL ? new URL(c.TEMPORAL_UI_URL).origin : null,
     },
     api: {
       host: c.API_HOST,

@@ -1,4 +1,10 @@
-import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import express, {
+  Router,
+  type ErrorRequestHandler,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { z } from 'zod';
 import { findCallerByKey, type Caller } from '../../activities/db/api-keys.js';
 import { open, seal } from '../../infra/encryption.js';
@@ -7,6 +13,7 @@ import {
   PayloadEncryptionCodec,
 } from '../../infra/temporal/payload-codec.js';
 import type { ApiDeps } from '../app.js';
+import { refuseOtherEnvironments } from '../codec/payload-environment.js';
 import { html, type Html } from '../connect/pages/html.js';
 import { renderLayout } from '../connect/pages/layout.js';
 import { resolveBranding } from '../connect/pages/theme.js';
@@ -26,10 +33,12 @@ import { callerOf } from '../http/authorize.js';
  * shows what comes back; `/encode` seals what an operator types into the UI. `temporal` CLI
  * commands speak the same protocol (`--codec-endpoint`, `--codec-auth`).
  *
- * Only a full key may decode: the payloads are every user's inputs and every app's answers. The
- * key arrives as `Authorization: Bearer` (the CLI's `--codec-auth`) or `X-API-Key`, or from a
- * codec session: the UI forwards only its own OIDC token, never a Gatehouse key, but it can send
- * cookies ("Include cross-origin credentials"), so an operator signs in at `/codec/session` once.
+ * Only a full key may decode: the payloads are every user's inputs and every app's answers, and
+ * only those of the key's own environment (payload-environment.ts). The key arrives as
+ * `Authorization: Bearer` (the CLI's `--codec-auth`) or `X-API-Key`, or from a codec session: the
+ * UI forwards only its own OIDC token, never a Gatehouse key, but it can send cookies ("Include
+ * cross-origin credentials"), so an operator signs in at `/codec/session` once. Wrong keys count
+ * against the client's address like wrong keys at `/v1` (`limited`: api/http/rate-limit.ts).
  */
 export const CODEC_PATH = '/codec';
 const SESSION_PATH = `${CODEC_PATH}/session`;
@@ -90,9 +99,13 @@ function headerKey(req: Request): string | undefined {
   return bearer ?? req.get('x-api-key')?.trim();
 }
 
-export function codecRoutes(deps: ApiDeps): Router {
+export function codecRoutes(
+  deps: ApiDeps,
+  limited: (check: RequestHandler) => RequestHandler,
+): Router {
   const router = Router();
   const { config, sql } = deps;
+  const uiOrigin = config.temporal.uiOrigin;
   const codec = new PayloadEncryptionCodec(config.encryption);
   const publicUrl = new URL(config.api.publicUrl);
   const secureCookie = publicUrl.protocol === 'https:';
@@ -153,25 +166,15 @@ export function codecRoutes(deps: ApiDeps): Router {
   }
 
   /**
-   * The UI is another origin (its own port, or host). It is let in with credentials when it
-   * runs on the API's host name: the session cookie is SameSite=Strict, so nothing from another
-   * site could use it anyway, and a cross-site page that holds a key needs no browser at all.
+   * The UI is another origin (its own port, or host). It alone is let in, with credentials: the
+   * origin TEMPORAL_UI_URL names, exactly. Any other program on the API's host (another port)
+   * must not read payloads with an operator's session cookie, which SameSite cannot keep from it.
    */
   router.use(CODEC_PATH, (req, res, next) => {
     const origin = req.get('origin');
     res.vary('Origin');
-    let allowed = false;
-    if (origin) {
-      try {
-        const url = new URL(origin);
-        allowed =
-          (url.protocol === 'http:' || url.protocol === 'https:') &&
-          url.hostname === publicUrl.hostname;
-      } catch {
-        allowed = false;
-      }
-    }
-    if (allowed && origin) {
+    const allowed = origin !== undefined && origin === uiOrigin;
+    if (allowed) {
       res.set({
         'Access-Control-Allow-Origin': origin,
         'Access-Control-Allow-Credentials': 'true',
@@ -194,10 +197,10 @@ export function codecRoutes(deps: ApiDeps): Router {
 
   /** The key is checked before the body is read: a stranger never makes us parse megabytes. */
   const authorizeThenParse = [
-    async (req: Request, res: Response, next: () => void) => {
+    limited(async (req, res, next) => {
       res.locals.caller = await codecCaller(req);
       next();
-    },
+    }),
     express.json({ limit: bodyLimit }),
   ];
 
@@ -215,6 +218,7 @@ export function codecRoutes(deps: ApiDeps): Router {
     }
     const { payloads } = parsed.data;
     const inputs = payloads.map(toPayload);
+    if (direction === 'decode') await refuseOtherEnvironments(sql, caller, inputs, req.log);
     let converted;
     try {
       converted = direction === 'decode' ? await codec.decode(inputs) : await codec.encode(inputs);
@@ -249,31 +253,41 @@ export function codecRoutes(deps: ApiDeps): Router {
     sendPage(res, 200, page({ state: sessionKey(req) ? 'signed-in' : 'sign-in' }), REFERRER);
   });
 
+  const formOf = (req: Request) =>
+    (req.is('application/x-www-form-urlencoded') ? req.body : {}) as Record<string, unknown>;
+  const formKey = (req: Request) => {
+    const key = formOf(req).key;
+    return typeof key === 'string' ? key.trim() : '';
+  };
+
   router.post(
     SESSION_PATH,
     express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5 }),
-    async (req, res) => {
+    (req, res, next) => {
       // A form posted from another site is refused: nobody signs an operator in or out for them.
       const site = req.get('sec-fetch-site');
       if (site !== undefined && site !== 'same-origin' && site !== 'none') {
         sendPage(res, 403, page({ state: 'sign-in', problem: 'cross-site' }), REFERRER);
         return;
       }
-      const form = (req.is('application/x-www-form-urlencoded') ? req.body : {}) as Record<
-        string,
-        unknown
-      >;
-      if (form.action === 'sign-out') {
+      if (formOf(req).action === 'sign-out') {
         res.set('Set-Cookie', sessionCookie('', 0));
         sendPage(res, 200, page({ state: 'signed-out' }), REFERRER);
         return;
       }
-      const key = typeof form.key === 'string' ? form.key.trim() : '';
+      next();
+    },
+    // A wrong key here is a wrong key at /v1: counted per address, 429 past the limit.
+    limited(async (req, res, next) => {
+      const key = formKey(req);
       const caller = key.startsWith('gk_') ? await findCallerByKey(sql, key) : null;
-      if (!caller) {
-        sendPage(res, 401, page({ state: 'sign-in', problem: 'unknown-key' }), REFERRER);
-        return;
-      }
+      if (!caller) throw new InvalidApiKeyError();
+      res.locals.caller = caller;
+      next();
+    }),
+    (req, res) => {
+      const caller = callerOf(res);
+      const key = formKey(req);
       if (caller.access !== 'full') {
         sendPage(res, 403, page({ state: 'sign-in', problem: 'not-full' }), REFERRER);
         return;
@@ -288,6 +302,21 @@ export function codecRoutes(deps: ApiDeps): Router {
       sendPage(res, 200, page({ state: 'signed-in' }), REFERRER);
     },
   );
+
+  /** The sign-in form is a page: its refusals are pages too. */
+  const sessionRefused: ErrorRequestHandler = (err: unknown, _req, res, next) => {
+    if (!(err instanceof ApiError)) {
+      next(err);
+    } else if (err.code === 'invalid_api_key') {
+      sendPage(res, 401, page({ state: 'sign-in', problem: 'unknown-key' }), REFERRER);
+    } else if (err.code === 'rate_limited') {
+      res.set(err.headers);
+      sendPage(res, 429, page({ state: 'sign-in', problem: 'rate-limited' }), REFERRER);
+    } else {
+      next(err);
+    }
+  };
+  router.use(SESSION_PATH, sessionRefused);
 
   const tooLarge: ErrorRequestHandler = (err: unknown, _req, _res, next) => {
     const type = (err as { type?: unknown } | null)?.type;
@@ -311,6 +340,7 @@ const PROBLEMS = {
   'unknown-key': 'That key is not a live Gatehouse API key.',
   'not-full': 'That key does not have full access. Reading workflow payloads needs a full key.',
   'cross-site': 'This form was posted from another site, so it was refused.',
+  'rate-limited': 'Too many sign-in attempts in the last minute. Wait a minute, then try again.',
 } as const;
 
 const SESSION_CSS = `

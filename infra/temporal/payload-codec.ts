@@ -329,8 +329,9 @@ export class PayloadEncryptionCodec implements PayloadCodec {
     );
   }
 
+  // The context is not needed: a payload says which key and workflow it was sealed with.
   // eslint-disable-next-line @typescript-eslint/require-await
-  async decode(payloads: Payload[]): Promise<Payload[]> {
+  async decode(payloads: Payload[], _context?: SerializationContext): Promise<Payload[]> {
     return payloads.map((payload) =>
       isEncrypted(payload) ? openPayload(this.keyring, payload) : payload,
     );

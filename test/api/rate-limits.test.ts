@@ -140,6 +140,87 @@ describe('failed authentications per client address', () => {
   });
 });
 
+describe('the codec endpoint and its sign-in form, at the default limit', () => {
+  /** The production limit (30 wrong keys a minute), as the issue measured it. */
+  let api: TestApi;
+  let full: TestKey;
+
+  beforeAll(async () => {
+    api = await startTestApi(testConfig(db.url), db.sql);
+    full = await createTestKey(db.sql, { env: 'test', access: 'full' });
+  });
+
+  afterAll(async () => {
+    await api.close();
+  });
+
+  const codec = (path: string, from: string, key?: string) =>
+    fetch(`${api.url}/codec/${path}`, {
+      method: 'POST',
+      headers: {
+        'x-forwarded-for': from,
+        'content-type': 'application/json',
+        ...(key === undefined ? {} : bearer(key)),
+      },
+      body: '{"payloads":[]}',
+    });
+
+  const signIn = (from: string, key: string) =>
+    fetch(`${api.url}/codec/session`, {
+      method: 'POST',
+      headers: {
+        'x-forwarded-for': from,
+        'content-type': 'application/x-www-form-urlencoded',
+        'sec-fetch-site': 'same-origin',
+        accept: 'text/html',
+      },
+      body: new URLSearchParams({ key }).toString(),
+    });
+
+  async function answer(response: Response): Promise<Answer> {
+    return {
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      contentType: response.headers.get('content-type') ?? '',
+      body: await response.text(),
+    };
+  }
+
+  it('answers the 31st wrong key in a minute at /codec/decode and /codec/encode 429 with Retry-After', async () => {
+    for (const path of ['decode', 'encode']) {
+      const from = newAddress();
+      for (let i = 0; i < 30; i += 1) {
+        expect((await codec(path, from, wrongKey())).status).toBe(401);
+      }
+      expectRateLimited(await answer(await codec(path, from, wrongKey())));
+      expectRateLimited(await answer(await codec(path, from)));
+      // The count is the address's, shared with /v1; a full key from there is still served.
+      expectRateLimited(await send(api, '/v1/funded-access', { from, key: wrongKey() }));
+      expect((await codec(path, from, full.key)).status).toBe(200);
+    }
+  });
+
+  it('answers the 31st wrong key in a minute at the sign-in form with a 429 page and Retry-After', async () => {
+    const from = newAddress();
+    for (let i = 0; i < 30; i += 1) {
+      const refused = await signIn(from, wrongKey());
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('set-cookie')).toBeNull();
+    }
+    const limited = await answer(await signIn(from, wrongKey()));
+    expect(limited.status).toBe(429);
+    expect(Number(limited.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(Number(limited.retryAfter)).toBeLessThanOrEqual(60);
+    expect(limited.contentType).toMatch(/^text\/html/);
+    expect(limited.body).toContain('Too many sign-in attempts');
+    // The decode endpoint shares the count.
+    expectRateLimited(await answer(await codec('decode', from, wrongKey())));
+    const signedIn = await signIn(from, full.key);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.headers.get('set-cookie')).toMatch(/^gatehouse_codec=/);
+  });
+});
+
 describe('requests per API key', () => {
   let busy: TestKey;
   let other: TestKey;

@@ -166,11 +166,16 @@ async function codec(
 }
 
 const dumps = new Map<string, string>();
+/** Where the Temporal UI is, as the API is told (TEMPORAL_UI_URL). */
+const TEMPORAL_UI = 'http://127.0.0.1:8233';
 
 beforeAll(async () => {
   cli = await resolveTemporalCli();
   const appUrl = await startCookieApp();
-  stack = await startCallStack({ appUrls: { slack: appUrl } });
+  stack = await startCallStack({
+    appUrls: { slack: appUrl },
+    env: { TEMPORAL_UI_URL: TEMPORAL_UI },
+  });
   await stack.setDefaults({ read: 'allow', write: 'allow', destructive: 'allow' });
   standard = await createTestKey(stack.db.sql, { env: 'test', access: 'standard' });
   await stack.connect(actionUser);
@@ -282,7 +287,7 @@ describe('call data in workflow histories', () => {
     expect(searchable(readable)).toContain(INPUT);
   });
 
-  it('encodes for a full key what it then decodes, and rejects an altered payload', async () => {
+  it('encodes for a full key, and rejects an altered payload', async () => {
     const plain = {
       metadata: { encoding: Buffer.from('json/plain').toString('base64') },
       data: Buffer.from(JSON.stringify({ typed: INPUT })).toString('base64'),
@@ -295,14 +300,20 @@ describe('call data in workflow histories', () => {
     expect(encodingOf(sealed)).toBe(ENCRYPTED_ENCODING);
     expect(searchable(JSON.stringify(sealed))).not.toContain(INPUT);
 
+    // An operator's encode has no workflow, so what it seals names none and belongs to no
+    // environment: the endpoint does not open it again (codec-environments.test.ts).
     const decoded = await codec('decode', { payloads: [sealed] }, bearer(stack.key.key));
-    expect(decoded.body).toEqual({ payloads: [plain] });
+    expect(decoded.status).toBe(404);
 
-    const data = Buffer.from(sealed.data ?? '', 'base64');
+    const fromHistory = [...dumps.values()]
+      .flatMap(payloadsIn)
+      .find((payload) => encodingOf(payload) === ENCRYPTED_ENCODING);
+    if (!fromHistory) throw new Error('no sealed payload in the histories');
+    const data = Buffer.from(fromHistory.data ?? '', 'base64');
     data[data.length - 1] = (data[data.length - 1] ?? 0) ^ 1;
     const altered = await codec(
       'decode',
-      { payloads: [{ ...sealed, data: data.toString('base64') }] },
+      { payloads: [{ ...fromHistory, data: data.toString('base64') }] },
       bearer(stack.key.key),
     );
     expect(altered.status).toBe(400);
@@ -314,7 +325,7 @@ describe('call data in workflow histories', () => {
   });
 
   it('lets the Temporal UI in from its origin, with a codec session signed in by a full key', async () => {
-    const ui = 'http://127.0.0.1:8233';
+    const ui = TEMPORAL_UI;
     const preflight = await fetch(`${stack.api.url}/codec/decode`, {
       method: 'OPTIONS',
       headers: {
@@ -333,6 +344,28 @@ describe('call data in workflow histories', () => {
       headers: { origin: 'https://attacker.example', 'access-control-request-method': 'POST' },
     });
     expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
+    // Another port of the same host is another origin: another program, not the UI (issue 19).
+    const apiOrigin = new URL(stack.api.url).origin;
+    for (const origin of ['http://127.0.0.1:8234', apiOrigin, 'http://localhost:8233']) {
+      for (const method of ['OPTIONS', 'POST']) {
+        const answer = await fetch(`${stack.api.url}/codec/decode`, {
+          method,
+          headers: {
+            origin,
+            'access-control-request-method': 'POST',
+            'content-type': 'application/json',
+            ...bearer(stack.key.key),
+          },
+          ...(method === 'POST' ? { body: '{"payloads":[]}' } : {}),
+        });
+        expect({
+          origin,
+          method,
+          allowed: answer.headers.get('access-control-allow-origin'),
+        }).toEqual({ origin, method, allowed: null });
+        expect(answer.headers.get('access-control-allow-credentials')).toBeNull();
+      }
+    }
 
     const page = await fetch(`${stack.api.url}/codec/session`);
     expect(page.status).toBe(200);

@@ -50,3 +50,20 @@ export async function historyText(client: Client, workflowId: string): Promise<s
       : value;
   });
 }
+
+/** Every payload of a workflow's history as Temporal stores it (sealed ones stay sealed). */
+export async function storedPayloads(client: Client, workflowId: string): Promise<Payload[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const found: Payload[] = [];
+  const visit = (node: unknown): void => {
+    if (isPayload(node)) {
+      found.push(node);
+    } else if (Array.isArray(node)) {
+      node.forEach(visit);
+    } else if (typeof node === 'object' && node !== null && !(node instanceof Uint8Array)) {
+      Object.values(node).forEach(visit);
+    }
+  };
+  visit(history);
+  return found;
+}
