@@ -27,7 +27,7 @@ export interface ActivityDeps {
  * the same code. Workflows see this object's type only.
  */
 export function createActivities(deps: ActivityDeps) {
-  const prepareCall = prepareCallActivity(deps.sql);
+  const prepareCall = prepareCallActivity(deps);
   const callUpstream = callUpstreamActivity(deps);
   return {
     checkDatabase: checkDatabaseActivity(deps.sql),
@@ -37,8 +37,13 @@ export function createActivities(deps: ActivityDeps) {
     ...connectionRecordActivities(deps.sql),
     prepareCall,
     callUpstream,
-    serveRead: serveReadActivity({ sql: deps.sql, prepare: prepareCall, callUpstream }),
-    ...callRecordActivities(deps.sql),
+    serveRead: serveReadActivity({
+      sql: deps.sql,
+      temporal: deps.temporal,
+      prepare: prepareCall,
+      callUpstream,
+    }),
+    ...callRecordActivities(deps),
     ...webhookActivities(deps),
     startApprovalDelivery: startApprovalDeliveryActivity(deps.temporal),
   };

@@ -42,6 +42,29 @@ export function answerDenied(policyId: string | null, reason: string): Settled {
   };
 }
 
+/**
+ * An approved call that the policy in force when it runs denies (issue 19.5): the approval was
+ * given under an earlier version, and a newer one that denies the call wins.
+ */
+export function answerDeniedSinceApproval(
+  approval: ApprovalView,
+  policyId: string | null,
+  reason: string,
+): Settled {
+  const why = `${reason}; approval ${approval.id} was given under policy ${approval.policy.id} v${String(approval.policy.version)}`;
+  return {
+    answer: {
+      kind: 'error',
+      code: 'denied_by_policy',
+      message: `The policy now denies this call (${why}); its approval no longer applies.`,
+      extra: { policy: policyId, approval: { id: approval.id, status: approval.status } },
+    },
+    decision: 'denied',
+    reason: why,
+    response: null,
+  };
+}
+
 /** `approval_required` with the approval of SPEC.md §7; the same for every caller while held. */
 export function answerHeld(approval: ApprovalView, reason: string): Settled {
   return {

@@ -71,6 +71,14 @@ export type CallAnswer =
   | { kind: 'passthrough'; status: number; headers: Record<string, string>; bodyBase64: string }
   | { kind: 'error'; code: ErrorCode; message: string; extra: Record<string, unknown> };
 
+/**
+ * Requests an earlier run of the same call answered (issue 19.4), by request id, with the answer
+ * that run gave. A request whose answer was lost on its way back reaches Temporal again with the
+ * same Update id; once the run that answered it has closed, update-with-start may hand it to a
+ * newer run, which must neither act on it nor answer it anew: it gives the same answer.
+ */
+export type AnsweredElsewhere = Record<string, CallAnswer>;
+
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled';
 
 /** SPEC.md §2.6, plus what an approver needs to see what is being asked. */
@@ -116,8 +124,14 @@ export interface AuditEntry {
   response: Record<string, unknown> | null;
 }
 
-/** What the workflow learns before deciding: the user's connection and the policy's verdict. */
-export type Preparation =
+/**
+ * What the workflow learns before deciding: the user's connection and the policy's verdict, and
+ * which of the requests it was handed were answered by an earlier run (absent in histories
+ * recorded before issue 19).
+ */
+export type Preparation = PreparedCall & { answeredElsewhere?: AnsweredElsewhere };
+
+type PreparedCall =
   | {
       ok: true;
       connectedUserId: string;

@@ -34,6 +34,7 @@ import type { Activities } from '../activities/index.js';
 import type { AuditContext } from '../activities/calls/call-records.js';
 import type { ReadStep } from '../activities/calls/serve-read.js';
 import {
+  type AnsweredElsewhere,
   type ApprovalView,
   type AuditDecision,
   type CallAnswer,
@@ -56,6 +57,7 @@ import {
   ANSWER_ENDED,
   ANSWER_NOT_RUN,
   answerDenied,
+  answerDeniedSinceApproval,
   answerHeld,
   answerRejected,
   answerStopped,
@@ -202,9 +204,28 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     policyVersion: null,
   };
   let outcome: AuditDecision = 'failed';
+  /**
+   * Requests an earlier run of this call answered (issue 19.4): a request whose answer was lost
+   * on its way back may be handed to this run with the same id. It gets that run's answer again,
+   * never one of this run, and never makes this run act.
+   */
+  const answeredBefore = new Map<string, CallAnswer>();
+
+  /** Notes what was found answered before, and gives those waiting callers their answers. */
+  function redirectAnswered(found: AnsweredElsewhere | undefined): void {
+    if (!found) return;
+    for (const [id, answer] of Object.entries(found)) answeredBefore.set(id, answer);
+    waiting = waiting.filter((waiter) => {
+      const answer = answeredBefore.get(waiter.ticket.requestId);
+      if (answer === undefined) return true;
+      waiter.answer = answer;
+      return false;
+    });
+  }
 
   // A response means the call reached (or tried to reach) the app: its row must be written.
-  const audit = (tickets: CallTicket[], settled: Settled) =>
+  // Histories recorded before issue 19 return nothing from the write: hence `| undefined`.
+  const audit = (tickets: CallTicket[], settled: Settled): Promise<AnsweredElsewhere | undefined> =>
     (settled.response === null ? records : servedRecords).recordAudit(
       call,
       context,
@@ -229,16 +250,20 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     const unrecorded = batch
       .map((waiter) => waiter.ticket)
       .filter((ticket) => ticket.requestId !== audited);
-    if (unrecorded.length > 0) await audit(unrecorded, settled);
-    for (const waiter of batch) waiter.answer = settled.answer;
+    const found = unrecorded.length > 0 ? await audit(unrecorded, settled) : undefined;
+    for (const waiter of batch) {
+      waiter.answer = found?.[waiter.ticket.requestId] ?? settled.answer;
+    }
   }
 
   setHandler(
     callUpdate,
     async (ticket) => {
+      const earlier = answeredBefore.get(ticket.requestId);
+      if (earlier !== undefined) return earlier;
       if ((phase === 'held' || phase === 'rejected') && standing) {
-        await audit([ticket], standing);
-        return standing.answer;
+        const found = await audit([ticket], standing);
+        return found?.[ticket.requestId] ?? standing.answer;
       }
       const waiter: Waiter = { ticket };
       waiting.push(waiter);
@@ -366,7 +391,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     | { kind: 'failed'; settled: Settled }
   > {
     if (!(first && call.target.scope === 'read' && patched('allowed-read-in-one-step'))) {
-      return { kind: 'prepared', preparation: await records.prepareCall(call) };
+      return { kind: 'prepared', preparation: await records.prepareCall(call, heldRequestIds()) };
     }
     let step: ReadStep;
     try {
@@ -381,9 +406,17 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
       : { kind: 'prepared', preparation: step.preparation };
   }
 
+  /** The requests this run holds now: the first, and whoever joined it. */
+  function heldRequestIds(): string[] {
+    const ids = waiting.map((waiter) => waiter.ticket.requestId);
+    if (first && !ids.includes(first.requestId)) ids.unshift(first.requestId);
+    return ids;
+  }
+
   const prepared = await prepare();
   if (prepared.kind !== 'failed') {
     const known = prepared.kind === 'served' ? prepared.step.preparation : prepared.preparation;
+    redirectAnswered(known.answeredElsewhere);
     context = {
       connectedUserId: known.connectedUserId,
       connectionId: known.connectionId,
@@ -506,14 +539,45 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   phase = 'approved';
   upsertSearchAttributes([{ key: searchAttributes.decision, value: 'approved' }]);
   setCurrentDetails(`Approval ${opened.id} approved; waiting for the caller to retry.`);
-  const retried = await condition(
-    () => waiting.length > 0 || held.cancelled,
-    call.retryWindowSeconds * 1000,
-  );
-  if (!retried || held.cancelled) return end(null);
+  const retryEndsAt = Date.now() + call.retryWindowSeconds * 1000;
+  // Issue 19: the policy in force when the call runs has the last word, and a request an earlier
+  // run answered is no retry. Approvals decided before this check replay without it.
+  const recheck = patched('approved-call-rechecked-at-run');
+  let current: Preparation & { ok: true } = preparation;
+  for (;;) {
+    const retried = await condition(
+      () => waiting.length > 0 || held.cancelled,
+      Math.max(retryEndsAt - Date.now(), 1),
+    );
+    if (!retried || held.cancelled) return end(null);
+    if (!recheck) break;
+    const now = await records.prepareCall(call, heldRequestIds());
+    redirectAnswered(now.answeredElsewhere);
+    if (waiting.length === 0) continue;
+    phase = 'running';
+    if (!now.ok) {
+      await servedRecords.consumeApproval(opened.id);
+      return end(answerStopped(now));
+    }
+    if (now.decision === 'deny') {
+      context = { ...context, policyId: now.policyId, policyVersion: now.policyVersion };
+      upsertSearchAttributes([{ key: searchAttributes.decision, value: 'denied' }]);
+      await servedRecords.consumeApproval(opened.id);
+      setCurrentDetails(`Approval ${opened.id} no longer applies: ${now.reason}.`);
+      return end(answerDeniedSinceApproval(held.approval, now.policyId, now.reason));
+    }
+    current = now;
+    context = {
+      ...context,
+      connectionId: now.connectionId,
+      policyId: now.policyId,
+      policyVersion: now.policyVersion,
+    };
+    break;
+  }
   phase = 'running';
   upsertSearchAttributes([{ key: searchAttributes.decision, value: 'allowed' }]);
-  const settled = await execute(preparation);
+  const settled = await execute(current);
   await servedRecords.consumeApproval(opened.id);
   setCurrentDetails(`Approval ${opened.id} used.`);
   return end(settled);

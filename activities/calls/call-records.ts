@@ -1,5 +1,7 @@
+import type { Client } from '@temporalio/client';
 import type { Db, Sql } from '../../infra/database/client.js';
 import type {
+  AnsweredElsewhere,
   ApprovalView,
   AuditEntry,
   CallRequest,
@@ -7,7 +9,8 @@ import type {
 } from '../../workflows/call-types.js';
 import { approvalView, consumeApproval, openApproval, settleApproval } from '../db/approvals.js';
 import { approvalRequest } from './approval-request.js';
-import { insertAuditEvents } from '../db/audit-events.js';
+import { insertAuditEvents, writeRunAuditEvents, type NewAuditEvent } from '../db/audit-events.js';
+import { currentRun, earlierAnswers } from './earlier-answers.js';
 
 /** Audit names proxy calls `<app>.proxy` (DESIGN.md §4). */
 export function auditAction(target: CallTargetInput): string {
@@ -36,36 +39,61 @@ export interface AuditContext {
   policyVersion: number | null;
 }
 
-/** The audit rows of one step of a call, one per caller; written again, they are no-ops. */
+function auditEvents(call: CallRequest, context: AuditContext, entries: AuditEntry[]) {
+  const request = auditRequest(call);
+  return entries.map((entry): NewAuditEvent => ({
+    id: entry.id,
+    environmentId: call.environmentId,
+    action: auditAction(call.target),
+    scope: call.target.scope,
+    decision: entry.decision,
+    reason: entry.reason,
+    agentId: call.agentId,
+    via: call.via,
+    userExternalId: call.userExternalId,
+    connectedUserId: context.connectedUserId,
+    connectionId: context.connectionId,
+    approvalId: entry.approvalId,
+    request,
+    response: entry.response,
+    traceId: entry.traceId,
+    policyId: context.policyId,
+    policyVersion: context.policyVersion,
+  }));
+}
+
+/** The audit rows of callers the API answers itself (from Postgres); written again, no-ops. */
 export async function recordCallAudit(
   sql: Db,
   call: CallRequest,
   context: AuditContext,
   entries: AuditEntry[],
 ): Promise<void> {
-  const request = auditRequest(call);
-  await insertAuditEvents(
-    sql,
-    entries.map((entry) => ({
-      id: entry.id,
-      environmentId: call.environmentId,
-      action: auditAction(call.target),
-      scope: call.target.scope,
-      decision: entry.decision,
-      reason: entry.reason,
-      agentId: call.agentId,
-      via: call.via,
-      userExternalId: call.userExternalId,
-      connectedUserId: context.connectedUserId,
-      connectionId: context.connectionId,
-      approvalId: entry.approvalId,
-      request,
-      response: entry.response,
-      traceId: entry.traceId,
-      policyId: context.policyId,
-      policyVersion: context.policyVersion,
-    })),
-  );
+  await insertAuditEvents(sql, auditEvents(call, context, entries));
+}
+
+/**
+ * The audit rows of one step of a call workflow run, one per caller (issue 19.4): each says what
+ * its caller is answered. A request an earlier run of the call answered keeps that run's row and
+ * is given that run's answer (returned, by request id); a row no caller was answered with is
+ * written over.
+ */
+export async function recordRunAudit(
+  deps: { sql: Db; temporal: Client },
+  call: CallRequest,
+  context: AuditContext,
+  entries: AuditEntry[],
+): Promise<AnsweredElsewhere> {
+  const { workflowId, runId } = currentRun();
+  const events = auditEvents(call, context, entries);
+  const earlier = await writeRunAuditEvents(deps.sql, events, runId);
+  if (earlier.size === 0) return {};
+  const { answered, unanswered } = await earlierAnswers(deps.temporal, workflowId, earlier);
+  if (unanswered.length > 0) {
+    const over = events.filter((event) => event.id !== undefined && unanswered.includes(event.id));
+    await writeRunAuditEvents(deps.sql, over, runId, unanswered);
+  }
+  return answered;
 }
 
 export interface OpenApprovalInput {
@@ -78,14 +106,14 @@ export interface OpenApprovalInput {
 }
 
 /** The Postgres side of a governed call: its audit rows and its approval. Local activities. */
-export function callRecordActivities(sql: Sql) {
+export function callRecordActivities({ sql, temporal }: { sql: Sql; temporal: Client }) {
   return {
     async recordAudit(
       call: CallRequest,
       context: AuditContext,
       entries: AuditEntry[],
-    ): Promise<void> {
-      await recordCallAudit(sql, call, context, entries);
+    ): Promise<AnsweredElsewhere> {
+      return recordRunAudit({ sql, temporal }, call, context, entries);
     },
 
     async openApproval(call: CallRequest, input: OpenApprovalInput): Promise<ApprovalView> {

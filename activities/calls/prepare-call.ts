@@ -1,61 +1,81 @@
 import type { Db, Sql } from '../../infra/database/client.js';
-import type { CallRequest, CallTargetInput, Preparation } from '../../workflows/call-types.js';
-import { listActions } from '../../workflows/catalog/index.js';
-import { evaluatePolicy, governingPolicy, type CallTarget } from '../../workflows/policy.js';
+import type { AnsweredElsewhere, CallRequest, Preparation } from '../../workflows/call-types.js';
+import type { Client } from '@temporalio/client';
 import { listPolicies } from '../db/policies.js';
+import { currentRun, earlierAnswers } from './earlier-answers.js';
+import { policyVerdict } from './policy-verdict.js';
 
 interface UserConnection {
-  connectedUserId: string;
+  connectedUserId: string | null;
   connectionId: string | null;
   status: 'active' | 'expired' | 'revoked' | null;
-}
-
-/** The user and their live connection to the app, in one round trip. */
-async function findUserConnection(
-  sql: Db,
-  environmentId: string,
-  externalId: string,
-  app: string,
-): Promise<UserConnection | null> {
-  const [row]: [UserConnection?] = await sql`
-    select u.id as connected_user_id, c.id as connection_id, c.status
-    from connected_users u
-    left join connections c on c.connected_user_id = u.id and c.app = ${app} and c.status <> 'revoked'
-    where u.environment_id = ${environmentId} and u.external_id = ${externalId}`;
-  return row ?? null;
+  /** Requests with an audit row already, by id: the run that wrote it (null: the API did). */
+  audited: Record<string, string | null>;
 }
 
 /**
- * What policy decides on. A proxy call is bounded by the rules of its app's catalog actions
- * (DESIGN.md §4), which the pure evaluator cannot look up: they are listed here.
+ * The user and their live connection to the app, and which of these requests already have an
+ * audit row (answered by an earlier run of the call, issue 19.4), in one statement: the check
+ * every call needs costs no round trip of its own.
  */
-function policyTarget(target: CallTargetInput): CallTarget {
-  if (target.kind === 'action') {
-    return { kind: 'action', action: target.action, app: target.app, scope: target.scope };
-  }
-  const actions = listActions(target.app).map((action) => ({
-    action: `${action.app}.${action.name}`,
-    scope: action.scope,
-  }));
-  return { kind: 'proxy', app: target.app, scope: target.scope, actions };
+async function findUserConnection(
+  sql: Db,
+  call: CallRequest,
+  requestIds: readonly string[],
+): Promise<UserConnection> {
+  const [row]: [UserConnection?] = await sql`
+    select u.id as connected_user_id, c.id as connection_id, c.status, earlier.audited
+    from (select 1) as one
+    left join connected_users u
+      on u.environment_id = ${call.environmentId} and u.external_id = ${call.userExternalId}
+    left join connections c
+      on c.connected_user_id = u.id and c.app = ${call.target.app} and c.status <> 'revoked'
+    cross join lateral (
+      select coalesce(jsonb_object_agg(a.id, a.workflow_run_id), '{}'::jsonb) as audited
+      from audit_events a where a.id = any(${requestIds}::uuid[])
+    ) as earlier`;
+  return row ?? { connectedUserId: null, connectionId: null, status: null, audited: {} };
+}
+
+/**
+ * The requests an earlier run of the call answered, with its answers (issue 19.4). Rows this run
+ * wrote are its own steps; rows no caller was answered with are written over when this run
+ * answers those requests.
+ */
+async function answeredBefore(
+  temporal: Client,
+  audited: Record<string, string | null>,
+): Promise<AnsweredElsewhere> {
+  const { workflowId, runId } = currentRun();
+  const earlier = new Map(Object.entries(audited).filter(([, writer]) => writer !== runId));
+  if (earlier.size === 0) return {};
+  return (await earlierAnswers(temporal, workflowId, earlier)).answered;
 }
 
 /**
  * Run-action rules (SPEC.md §4.1): the user's connection to the app first, then the verdict of
- * the policy that governs the calling agent. A local activity: two short reads.
+ * the policy that governs the calling agent. A local activity: two short reads. `requestIds`:
+ * the requests the workflow holds, checked against audit (see findUserConnection).
  */
-export function prepareCallActivity(sql: Sql) {
-  return async (call: CallRequest): Promise<Preparation> => {
+export function prepareCallActivity({ sql, temporal }: { sql: Sql; temporal: Client }) {
+  return async (call: CallRequest, requestIds: readonly string[] = []): Promise<Preparation> => {
     const [found, policies] = await Promise.all([
-      findUserConnection(sql, call.environmentId, call.userExternalId, call.target.app),
+      findUserConnection(sql, call, requestIds),
       listPolicies(sql, call.environmentId),
     ]);
-    if (found?.connectionId == null || found.status === null || found.status === 'revoked') {
+    const answeredElsewhere = await answeredBefore(temporal, found.audited);
+    if (
+      found.connectedUserId === null ||
+      found.connectionId === null ||
+      found.status === null ||
+      found.status === 'revoked'
+    ) {
       return {
         ok: false,
         code: 'connection_required',
-        connectedUserId: found?.connectedUserId ?? null,
+        connectedUserId: found.connectedUserId,
         connectionId: null,
+        answeredElsewhere,
       };
     }
     if (found.status === 'expired') {
@@ -64,34 +84,26 @@ export function prepareCallActivity(sql: Sql) {
         code: 'connection_expired',
         connectedUserId: found.connectedUserId,
         connectionId: found.connectionId,
+        answeredElsewhere,
       };
     }
-    const policy = governingPolicy(policies, call.agentId);
-    // Each environment is seeded with a `*` policy; should it be edited away, nothing runs.
-    if (!policy) {
-      return {
-        ok: true,
-        connectedUserId: found.connectedUserId,
-        connectionId: found.connectionId,
-        decision: 'deny',
-        reason: `no policy governs agent ${call.agentId}`,
-        rule: 'no policy',
-        policyId: null,
-        policyVersion: null,
-        approval: { requested_from: [], ttl_seconds: 0 },
-      };
-    }
-    const verdict = evaluatePolicy(policy, policyTarget(call.target));
+    const { target } = call;
+    const verdict = policyVerdict(policies, call.agentId, {
+      app: target.app,
+      scope: target.scope,
+      action: target.kind === 'action' ? target.action : null,
+    });
     return {
       ok: true,
       connectedUserId: found.connectedUserId,
       connectionId: found.connectionId,
       decision: verdict.decision,
-      reason: `policy ${policy.id} v${String(policy.version)}: ${verdict.matched} → ${verdict.decision}`,
-      policyId: policy.id,
-      policyVersion: policy.version,
-      rule: verdict.matched,
-      approval: policy.approval,
+      reason: verdict.reason,
+      policyId: verdict.policyId,
+      policyVersion: verdict.policyVersion,
+      rule: verdict.rule,
+      approval: verdict.approval,
+      answeredElsewhere,
     };
   };
 }

@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import type { Sql } from '../../infra/database/client.js';
 import {
   READ_ATTEMPTS,
@@ -9,7 +10,7 @@ import {
 } from '../../workflows/call-types.js';
 import { settleFailure, settleOutcome } from '../../workflows/upstream-settlement.js';
 import type { Settled } from '../../workflows/upstream-answer.js';
-import { recordCallAudit, type AuditContext } from './call-records.js';
+import { recordRunAudit, type AuditContext } from './call-records.js';
 import type { UpstreamCall } from './upstream-request.js';
 
 /**
@@ -26,7 +27,8 @@ export type ReadStep =
 
 export interface ServeReadDeps {
   sql: Sql;
-  prepare: (call: CallRequest) => Promise<Preparation>;
+  temporal: Client;
+  prepare: (call: CallRequest, requestIds: readonly string[]) => Promise<Preparation>;
   callUpstream: (call: UpstreamCall) => Promise<UpstreamOutcome>;
 }
 
@@ -43,8 +45,11 @@ function retryable(error: unknown): boolean {
  */
 export function serveReadActivity(deps: ServeReadDeps) {
   return async (call: CallRequest, first: CallTicket): Promise<ReadStep> => {
-    const preparation = await deps.prepare(call);
-    if (!preparation.ok || preparation.decision !== 'allow')
+    const preparation = await deps.prepare(call, [first.requestId]);
+    // Not served here when the first request was answered before (issue 19.4): the workflow
+    // sees to it, and to whoever else came.
+    const answeredBefore = preparation.answeredElsewhere?.[first.requestId] !== undefined;
+    if (!preparation.ok || preparation.decision !== 'allow' || answeredBefore)
       return { kind: 'prepared', preparation };
     // The API told this caller 503 once its deadline passed: the app must not be called for it.
     if (first.deadline !== undefined && Date.now() > first.deadline) {
@@ -69,7 +74,7 @@ export function serveReadActivity(deps: ServeReadDeps) {
     };
     // Once the app has been called, a failed bookkeeping write must not fail the call (and call
     // the app again): the workflow writes the row instead.
-    const audited = await recordCallAudit(deps.sql, call, context, [
+    const audited = await recordRunAudit(deps, call, context, [
       {
         id: first.requestId,
         traceId: first.traceId,

@@ -29,8 +29,14 @@ export interface AuditEvent {
   policyVersion: number | null;
 }
 
-/** `id` may be given (a workflow's deterministic one); a row with that id is not written twice. */
-export type NewAuditEvent = Omit<AuditEvent, 'id' | 'time'> & { id?: string };
+/**
+ * `id` may be given (a workflow's deterministic one); a row with that id is not written twice.
+ * `workflowRunId`: the call workflow run that answered the request, when a workflow writes it.
+ */
+export type NewAuditEvent = Omit<AuditEvent, 'id' | 'time'> & {
+  id?: string;
+  workflowRunId?: string | null;
+};
 
 const columns = (sql: Db) => sql`
   id, environment_id, time, action, scope, decision, reason, agent_id, via, user_external_id,
@@ -46,7 +52,53 @@ const text = (value: string | null) => (value === null ? null : storableText(val
  */
 export async function insertAuditEvents(sql: Db, events: NewAuditEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
-  const rows = events.map((event) => ({
+  const rows = auditRows(sql, events);
+  await sql`insert into audit_events ${sql(rows)} on conflict (id) do nothing`;
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Writes the rows of one step of a call workflow run, in one statement (issue 19.4). A row that is
+ * already there is written over when this run wrote it (the step ran again, after Temporal
+ * discarded the workflow task it ran in: the answer given is the later one's) or when its id is
+ * in `replacing`; any other is left. Returns the rows left that another run, or the API, wrote.
+ */
+export async function writeRunAuditEvents(
+  sql: Db,
+  events: NewAuditEvent[],
+  workflowRunId: string,
+  replacing: readonly string[] = [],
+): Promise<Map<string, string | null>> {
+  if (events.length === 0) return new Map();
+  const rows = auditRows(sql, events).map((row) => ({ ...row, workflow_run_id: workflowRunId }));
+  // `earlier` reads the table as it was before this statement; the insert runs all the same.
+  const earlier = await sql<{ id: string; workflowRunId: string | null }[]>`
+    with earlier as (
+      select id, workflow_run_id from audit_events
+      where id = any(${rows.map((row) => row.id)}::uuid[])
+    ), written as (
+      insert into audit_events ${sql(rows)}
+      on conflict (id) do update set
+        time = now(), action = excluded.action, scope = excluded.scope,
+        decision = excluded.decision, reason = excluded.reason, agent_id = excluded.agent_id,
+        via = excluded.via, user_external_id = excluded.user_external_id,
+        connected_user_id = excluded.connected_user_id, connection_id = excluded.connection_id,
+        approval_id = excluded.approval_id, request = excluded.request,
+        response = excluded.response, trace_id = excluded.trace_id,
+        policy_id = excluded.policy_id, policy_version = excluded.policy_version,
+        workflow_run_id = excluded.workflow_run_id
+      where audit_events.environment_id = excluded.environment_id
+        and (audit_events.workflow_run_id = excluded.workflow_run_id
+          or audit_events.id = any(${[...replacing]}::uuid[]))
+    )
+    select id, workflow_run_id from earlier
+    where workflow_run_id is distinct from ${workflowRunId}
+      and id <> all(${[...replacing]}::uuid[])`;
+  return new Map(earlier.map((row) => [row.id, row.workflowRunId]));
+}
+
+function auditRows(sql: Db, events: NewAuditEvent[]) {
+  return events.map((event) => ({
     id: event.id ?? uuidv7(),
     environment_id: event.environmentId,
     action: storableText(event.action),
@@ -64,9 +116,8 @@ export async function insertAuditEvents(sql: Db, events: NewAuditEvent[]): Promi
     trace_id: storableText(event.traceId),
     policy_id: event.policyId,
     policy_version: event.policyVersion,
+    workflow_run_id: event.workflowRunId ?? null,
   }));
-  await sql`insert into audit_events ${sql(rows)} on conflict (id) do nothing`;
-  return rows.map((row) => row.id);
 }
 
 export interface AuditFilter {

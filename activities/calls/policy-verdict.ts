@@ -1,0 +1,74 @@
+import type { CallScope } from '../../workflows/catalog/index.js';
+import { listActions } from '../../workflows/catalog/index.js';
+import {
+  evaluatePolicy,
+  governingPolicy,
+  type CallTarget,
+  type Decision,
+  type PolicyDocument,
+} from '../../workflows/policy.js';
+
+/** What a call is, as far as policy asks: its app, scope, and action (null for the proxy). */
+export interface PolicySubject {
+  app: string;
+  scope: CallScope;
+  /** `<app>.<name>`; null for a proxy call (the action `<app>.proxy`). */
+  action: string | null;
+}
+
+/** The verdict of the policy that governs an agent, in the words audit and approvals use. */
+export interface PolicyVerdict {
+  decision: Decision;
+  /** `policy <id> v<version>: <rule> → <decision>`. */
+  reason: string;
+  /** The part of the policy that decided, in words. */
+  rule: string;
+  policyId: string | null;
+  policyVersion: number | null;
+  /** Whom a held call asks, and for how long. */
+  approval: PolicyDocument['approval'];
+}
+
+/**
+ * What policy decides on. A proxy call is bounded by the rules of its app's catalog actions
+ * (DESIGN.md §4), which the pure evaluator cannot look up: they are listed here.
+ */
+function policyTarget(subject: PolicySubject): CallTarget {
+  if (subject.action !== null) {
+    return { kind: 'action', action: subject.action, app: subject.app, scope: subject.scope };
+  }
+  const actions = listActions(subject.app).map((action) => ({
+    action: `${action.app}.${action.name}`,
+    scope: action.scope,
+  }));
+  return { kind: 'proxy', app: subject.app, scope: subject.scope, actions };
+}
+
+/** The verdict on a call by the policy that governs its agent among an environment's policies. */
+export function policyVerdict(
+  policies: readonly PolicyDocument[],
+  agentId: string,
+  subject: PolicySubject,
+): PolicyVerdict {
+  const policy = governingPolicy(policies, agentId);
+  // Each environment is seeded with a `*` policy; should it be edited away, nothing runs.
+  if (!policy) {
+    return {
+      decision: 'deny',
+      reason: `no policy governs agent ${agentId}`,
+      rule: 'no policy',
+      policyId: null,
+      policyVersion: null,
+      approval: { requested_from: [], ttl_seconds: 0 },
+    };
+  }
+  const verdict = evaluatePolicy(policy, policyTarget(subject));
+  return {
+    decision: verdict.decision,
+    reason: `policy ${policy.id} v${String(policy.version)}: ${verdict.matched} → ${verdict.decision}`,
+    rule: verdict.matched,
+    policyId: policy.id,
+    policyVersion: policy.version,
+    approval: policy.approval,
+  };
+}
