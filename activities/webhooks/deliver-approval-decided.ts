@@ -1,5 +1,5 @@
-import type { ApprovalView } from '../../workflows/call-types.js';
 import type { ApprovalEvent } from '../../workflows/webhook.js';
+import { withPolicyInForce, type PresentedApproval } from '../approvals/policy-in-force.js';
 import { approvalView } from '../db/approvals.js';
 import { approvalDelivery } from './approval-delivery.js';
 import {
@@ -9,7 +9,10 @@ import {
   type WebhookPayload,
 } from './signed-delivery.js';
 
-export type ApprovalDecidedPayload = WebhookPayload<'approval.decided', { approval: ApprovalView }>;
+export type ApprovalDecidedPayload = WebhookPayload<
+  'approval.decided',
+  { approval: PresentedApproval }
+>;
 
 /**
  * Delivers `approval.decided` (DESIGN.md §4). The approval and the endpoint are read at each
@@ -23,7 +26,7 @@ export function deliverApprovalDecidedActivity({ sql, config, logger }: WebhookD
     const payload: ApprovalDecidedPayload = {
       type: 'approval.decided',
       timestamp: (approval.decidedAt ?? new Date()).toISOString(),
-      data: { approval: approvalView(approval) },
+      data: { approval: await withPolicyInForce(sql, approval, approvalView(approval)) },
     };
     return deliverSigned(
       { config, logger },

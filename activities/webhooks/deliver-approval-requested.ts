@@ -1,6 +1,6 @@
-import type { ApprovalView } from '../../workflows/call-types.js';
 import type { ApprovalEvent } from '../../workflows/webhook.js';
 import { decisionLinks, type DecisionLink } from '../approvals/decision-links.js';
+import { withPolicyInForce, type PresentedApproval } from '../approvals/policy-in-force.js';
 import { approvalView } from '../db/approvals.js';
 import { approvalDelivery } from './approval-delivery.js';
 import {
@@ -12,7 +12,7 @@ import {
 
 export type ApprovalRequestedPayload = WebhookPayload<
   'approval.requested',
-  { approval: ApprovalView; links: DecisionLink[] }
+  { approval: PresentedApproval; links: DecisionLink[] }
 >;
 
 /**
@@ -30,7 +30,7 @@ export function deliverApprovalRequestedActivity({ sql, config, logger }: Webhoo
       type: 'approval.requested',
       timestamp: approval.createdAt.toISOString(),
       data: {
-        approval: approvalView(approval),
+        approval: await withPolicyInForce(sql, approval, approvalView(approval)),
         // Made for this endpoint: the key that set it chose where they go (link-provenance.ts).
         links: await decisionLinks(sql, config, approval, {
           channel: 'webhook',

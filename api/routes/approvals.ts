@@ -1,5 +1,6 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
+import { policiesInForce, withPolicyInForce } from '../../activities/approvals/policy-in-force.js';
 import { listApprovals } from '../../activities/db/approvals.js';
 import type { ApiDeps } from '../app.js';
 import { decideApproval, loadApproval, presentApproval } from '../approvals/decide.js';
@@ -91,6 +92,17 @@ const approvalSchema = z.object({
   expires_at: z.iso.datetime(),
   decided_by: z.string().nullable(),
   decided_at: z.iso.datetime().nullable(),
+  policy_in_force: z
+    .object({
+      id: z.string().nullable(),
+      version: z.int().nullable(),
+      decision: z.enum(['allow', 'ask', 'deny']),
+      rule: z.string(),
+    })
+    .meta({
+      description:
+        'What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval.',
+    }),
 });
 const decidedSchema = z.object({
   id: z.string(),
@@ -264,7 +276,11 @@ export function approvalRoutes(deps: ApiDeps): Router {
         query.limit + 1,
       );
       const { items, cursor } = page(rows, query.limit);
-      const data = items.map((approval) => presentApproval(approval));
+      const inForce = await policiesInForce(deps.sql, caller.environmentId);
+      const data = items.map((approval) => ({
+        ...presentApproval(approval),
+        policy_in_force: inForce(approval),
+      }));
       res.json(business ? { data, nextCursor: cursor } : { data, cursor });
     },
   );
@@ -276,7 +292,8 @@ export function approvalRoutes(deps: ApiDeps): Router {
     const { id } = business
       ? { id: parse(managementParam, { approvalId: req.params.id }, 'path').approvalId }
       : parse(approvalParam, req.params, 'path');
-    const view = presentApproval(await loadApproval(deps.sql, caller.environmentId, id));
+    const approval = await loadApproval(deps.sql, caller.environmentId, id);
+    const view = await withPolicyInForce(deps.sql, approval, presentApproval(approval));
     res.json(business ? { data: view } : view);
   });
 
@@ -302,7 +319,9 @@ export function approvalRoutes(deps: ApiDeps): Router {
       const { approvalId } = parse(managementParam, req.params, 'path');
       const { decision } = parse(decideBody, req.body, 'body');
       const decided = await decide(res, approvalId, decision === 'approve' ? 'approve' : 'reject');
-      res.json({ data: decided });
+      const inForce = await policiesInForce(deps.sql, callerOf(res).environmentId);
+      const subject = { agentId: decided.agent_id, action: decided.action, scope: decided.scope };
+      res.json({ data: { ...decided, policy_in_force: inForce(subject) } });
     },
   );
   return router;

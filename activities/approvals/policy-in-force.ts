@@ -1,0 +1,62 @@
+import type { Db } from '../../infra/database/client.js';
+import type { ApprovalView } from '../../workflows/call-types.js';
+import type { Decision } from '../../workflows/policy.js';
+import { policyVerdict } from '../calls/policy-verdict.js';
+import type { Approval } from '../db/approvals.js';
+import { listPolicies } from '../db/policies.js';
+
+/**
+ * What the policy in force now would decide on the held call (issue 19.5). An approval outlives
+ * the policy version that raised it; once approved, the call runs only if the policy in force
+ * when it runs does not deny it. Approvers see it before deciding, and so do webhook consumers.
+ */
+export interface PolicyInForce {
+  /** null when no policy governs the agent any more (then nothing runs). */
+  id: string | null;
+  version: number | null;
+  decision: Decision;
+  /** The part of the policy that decides, in words. */
+  rule: string;
+}
+
+/** An approval as approvers and webhook consumers get it. */
+export type PresentedApproval = ApprovalView & { policy_in_force: PolicyInForce };
+
+type Subject = Pick<Approval, 'agentId' | 'action' | 'scope'>;
+
+/**
+ * The verdicts of an environment's policies as they are now, for any number of approvals of it:
+ * one read of the policies, then a pure evaluation per approval.
+ */
+export async function policiesInForce(
+  sql: Db,
+  environmentId: string,
+): Promise<(approval: Subject) => PolicyInForce> {
+  const policies = await listPolicies(sql, environmentId);
+  return (approval) => {
+    const dot = approval.action.indexOf('.');
+    const app = approval.action.slice(0, dot);
+    const name = approval.action.slice(dot + 1);
+    const verdict = policyVerdict(policies, approval.agentId, {
+      app,
+      scope: approval.scope,
+      action: name === 'proxy' ? null : approval.action,
+    });
+    return {
+      id: verdict.policyId,
+      version: verdict.policyVersion,
+      decision: verdict.decision,
+      rule: verdict.rule,
+    };
+  };
+}
+
+/** One approval's view with the verdict of the policy in force now. */
+export async function withPolicyInForce(
+  sql: Db,
+  approval: Approval,
+  view: ApprovalView,
+): Promise<PresentedApproval> {
+  const inForce = await policiesInForce(sql, approval.environmentId);
+  return { ...view, policy_in_force: inForce(approval) };
+}
