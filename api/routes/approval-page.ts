@@ -24,7 +24,13 @@ import {
 import { brandingOf } from '../connect/link-check.js';
 import { DEFAULT_BRANDING, type ConnectBranding } from '../connect/pages/index.js';
 import { sendPage } from '../connect/respond.js';
-import { ConflictError, InsufficientAccessError, NotFoundError } from '../errors.js';
+import {
+  ConflictError,
+  InsufficientAccessError,
+  NotFoundError,
+  ServiceUnavailableError,
+  serviceUnavailableFrom,
+} from '../errors.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
 type Opened =
@@ -169,6 +175,22 @@ export function approvalPageRoutes(deps: ApiDeps): Router {
           problemPage(res, 'link_invalid', branding);
           return;
         }
+        // Temporal did not take the decision in time: the person is told what the API tells a
+        // caller (api/temporal/call-workflows.ts `decide`), with its 503 and Retry-After.
+        if (error instanceof ServiceUnavailableError) {
+          const state = error.extra.decision_state;
+          res.set(error.headers);
+          problemPage(
+            res,
+            state === 'not_applied'
+              ? 'decision_not_applied'
+              : state === 'pending'
+                ? 'decision_unconfirmed'
+                : 'service_unavailable',
+            branding,
+          );
+          return;
+        }
         if (error instanceof ConflictError) {
           const now = await findApproval(deps.sql, link.environmentId, approval.id);
           const view = now ? presentApproval(now) : null;
@@ -196,6 +218,14 @@ export function approvalPageRoutes(deps: ApiDeps): Router {
     // The form parser's refusals (too large, bad encoding) are the request's fault.
     if (status >= 400 && status < 500) {
       problemPage(res, 'decision_invalid', DEFAULT_BRANDING);
+      return;
+    }
+    // Postgres or Temporal did not answer in time: a 503 the person can act on, not a 500.
+    const unavailable = serviceUnavailableFrom(err);
+    if (unavailable) {
+      req.log.warn({ err }, 'approval page: a dependency did not answer');
+      res.set(unavailable.headers);
+      problemPage(res, 'service_unavailable', DEFAULT_BRANDING);
       return;
     }
     req.log.error({ err }, 'approval page failed');

@@ -12,6 +12,9 @@ export type ApprovalProblem =
   | 'cross_site_request'
   | 'form_invalid'
   | 'decision_invalid'
+  | 'decision_not_applied'
+  | 'decision_unconfirmed'
+  | 'service_unavailable'
   | 'internal_error';
 
 const when = (iso: string | null) =>
@@ -71,6 +74,24 @@ const PROBLEMS: Record<
     title: 'This decision could not be read',
     message: () =>
       'Nothing was decided. Open your decision link again and choose Approve or Reject.',
+  },
+  decision_not_applied: {
+    status: 503,
+    title: 'Your decision was not applied',
+    message: () =>
+      'Gatehouse could not record it in time, and it will not be applied later: nothing was decided, and the call has not run. Wait a moment, then open your decision link again and try again.',
+  },
+  decision_unconfirmed: {
+    status: 503,
+    title: 'Your decision is not confirmed yet',
+    message: () =>
+      'It was taken but not confirmed in time, and may still be recorded. Open your decision link again in a moment to see where it stands before you decide again.',
+  },
+  service_unavailable: {
+    status: 503,
+    title: 'Gatehouse is briefly unavailable',
+    message: () =>
+      'If you were deciding, your decision may not have been recorded. Open your decision link again in a moment to see where it stands.',
   },
   internal_error: {
     status: 500,

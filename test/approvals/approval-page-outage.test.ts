@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { findApproval } from '../../activities/db/approvals.js';
+import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
+import { CONTENT_SECURITY_POLICY } from '../../api/connect/pages/index.js';
+import { freePort } from '../../infra/dev/free-port.js';
+import {
+  startTemporalDevServer,
+  type TemporalDevServer,
+} from '../../infra/dev/temporal-dev-server.js';
+import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
+import { startCallStack, type CallStack } from '../support/call-stack.js';
+import type { TestKey } from '../support/keys.js';
+import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { agentUnderPolicy, approvalIdOf, linksOf } from './approval-stack.js';
+
+/**
+ * Issue 19, item 6: with Temporal stopped, a decision posted on the hosted approval page is
+ * answered as the API answers it (503, "not applied, decide again"), on a branded page, and
+ * nothing is decided. Temporal runs here on a server of this file's own, with its state in a
+ * file, so that it can be stopped and started again with the held call still in it.
+ */
+const DEADLINE_MS = 5000;
+/** Far above the deadline, for a loaded machine: only "an answer came" is asserted. */
+const BUDGET_MS = 45_000;
+
+let dir: string;
+let port: number;
+let temporal: TemporalDevServer;
+let stack: CallStack;
+let receiver: Receiver;
+let secret: string;
+let agent: TestKey;
+let publicOrigin: string;
+
+function startTemporal(): Promise<TemporalDevServer> {
+  return resolveTemporalCli().then((cli) =>
+    startTemporalDevServer({
+      cli,
+      port,
+      uiPort: null,
+      namespace: 'default',
+      dbFile: path.join(dir, 'temporal.sqlite'),
+    }),
+  );
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-page-outage-'));
+  port = await freePort();
+  temporal = await startTemporal();
+  // Decision links are built from PUBLIC_URL, so the API must listen where it says.
+  stack = await startCallStack({
+    env: {
+      API_PORT: String(await freePort()),
+      TEMPORAL_ADDRESS: temporal.address,
+      REQUEST_DEADLINE_MS: String(DEADLINE_MS),
+    },
+  });
+  publicOrigin = new URL(stack.config.api.publicUrl).origin;
+  receiver = await startReceiver();
+  secret = generateWebhookSecret();
+  const set = await stack.request(stack.key, 'PUT', '/v1/webhook-endpoint', {
+    body: { url: receiver.url, secret },
+  });
+  expect(set.status).toBe(200);
+  await stack.connect('u_page_outage');
+  agent = await agentUnderPolicy(stack, 'outage', { requested_from: ['alice'], ttl_seconds: 3600 });
+}, 120_000);
+
+afterAll(async () => {
+  await stack.stop();
+  await receiver.close();
+  await temporal.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function answered<T>(what: string, pending: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`${what}: no answer within ${BUDGET_MS} ms`));
+    }, BUDGET_MS);
+  });
+  try {
+    return await Promise.race([pending, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function open(url: string, init: RequestInit = {}) {
+  const response = await fetch(url, { redirect: 'manual', ...init });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+/** Posts the page's form as a browser on the page would. */
+async function decide(url: string, decision: 'approve' | 'reject') {
+  const review = await open(url);
+  expect(review.status).toBe(200);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(review.text)?.[1] ?? '';
+  return answered(
+    decision,
+    open(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: publicOrigin,
+        'sec-fetch-site': 'same-origin',
+      },
+      body: new URLSearchParams({ csrf, decision }).toString(),
+    }),
+  );
+}
+
+describe('the approval page while Temporal is stopped', () => {
+  it('answers a decision 503 "not applied, try again" on a branded page, and decides nothing', async () => {
+    const title = 'decided on the page while Temporal was stopped';
+    const approvalId = approvalIdOf(
+      await stack.run(
+        'acme.create_task',
+        { user: 'u_page_outage', input: { title } },
+        { key: agent },
+      ),
+    );
+    const url = (await linksOf({ receiver, secret }, approvalId)).alice ?? '';
+    const appCalls = stack.acme.demo.stats().apiRequests;
+
+    // The worker first, so that it does not retry its polls against a server that is gone.
+    await stack.worker.stop();
+    await temporal.stop();
+    const page = await decide(url, 'approve');
+    expect(page.status).toBe(503);
+    expect(page.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    expect(page.text).toMatch(/^<!doctype html>/);
+    expect(page.text).toContain('Your decision was not applied');
+    expect(page.text).toContain('try again');
+    expect(page.text).toContain('decision_not_applied');
+    expect(page.text).not.toContain('Something went wrong');
+
+    // Nothing was decided, and the call did not run.
+    const stored = await findApproval(stack.db.sql, stack.environmentId, approvalId);
+    expect(stored).toMatchObject({ status: 'pending', decidedBy: null });
+    expect(stack.acme.demo.stats().apiRequests).toBe(appCalls);
+
+    // Temporal back with its state: the person tries again, as told, and the decision applies
+    // once; the agent's retry then runs the call once.
+    temporal = await startTemporal();
+    await stack.restartWorker();
+    const again = await decide(url, 'approve');
+    expect(again.status).toBe(200);
+    const decided = await findApproval(stack.db.sql, stack.environmentId, approvalId);
+    expect(decided).toMatchObject({ status: 'approved', decidedBy: 'alice' });
+    const ran = await answered(
+      'run',
+      stack.run('acme.create_task', { user: 'u_page_outage', input: { title } }, { key: agent }),
+    );
+    expect(ran.status).toBe(200);
+    expect(stack.acme.demo.stats().apiRequests - appCalls).toBe(1);
+  }, 180_000);
+});
