@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import express, { type Express } from 'express';
-import { APPROVAL_PAGE_PATH } from '../activities/approvals/link-token.js';
 import type { Config } from '../infra/config.js';
 import type { Sql } from '../infra/database/client.js';
 import type { Logger } from '../infra/logger.js';
@@ -70,10 +69,9 @@ export function createApp(deps: ApiDeps): Express {
   app.use(healthRoutes(deps));
   app.use(faviconRoutes());
   app.use(docsRoutes({ publicUrl: deps.config.api.publicUrl }));
-  // Matched case-insensitively, as the routes behind it are.
-  app.use(['/connect', APPROVAL_PAGE_PATH], limits.pages);
-  app.use(connectFlowRoutes(deps));
-  app.use(approvalPageRoutes(deps));
+  // The hosted pages count their requests once they know whether the link is any good.
+  app.use(connectFlowRoutes(deps, limits.pages));
+  app.use(approvalPageRoutes(deps, limits.pages));
 
   app.use('/v1', limits.authenticate(authenticate(deps.sql)));
   app.use(idempotency(deps.sql, deps.config.encryption));

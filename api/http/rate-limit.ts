@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
@@ -134,11 +135,33 @@ function rateLimited(message: string, retryAfterSeconds: number): ApiError {
   );
 }
 
+/** What a hosted page found its link token to be, once looked up. */
+export interface PageLink {
+  /** The token (of the URL, or the callback's state): counted by its hash, never stored. */
+  token: string;
+  /** False when it names no link that can be used: unknown, malformed, expired or spent. */
+  usable: boolean;
+}
+
+export interface PageLimits {
+  /**
+   * Counts a request to a hosted page once its link is known (issue 19): a token that is no
+   * good counts against the client's address, a good one against its link. Over the limit, it
+   * answers 429 itself (a page for a browser) and returns true.
+   */
+  refused(req: Request, res: Response, link: PageLink): Promise<boolean>;
+}
+
 export interface RateLimiting {
   /** Wraps the key check: counts its failures per client address, and its callers per key. */
   authenticate(inner: RequestHandler): RequestHandler;
-  /** Counts requests to the hosted pages per client address. */
-  pages: RequestHandler;
+  /** Counts requests to the hosted connect and approval pages. */
+  pages: PageLimits;
+}
+
+/** A link's bucket: a digest of its token, so the count never holds a credential. */
+function linkBucket(token: string): string {
+  return createHash('sha256').update(token).digest('base64url').slice(0, 22);
 }
 
 /**
@@ -152,12 +175,7 @@ export interface RateLimiting {
 export function rateLimiting(deps: { limits: RateLimits; sql: Sql }): RateLimiting {
   const { limits } = deps;
   if (!limits.enabled) {
-    return {
-      authenticate: (inner) => inner,
-      pages: (_req, _res, next) => {
-        next();
-      },
-    };
+    return { authenticate: (inner) => inner, pages: { refused: () => Promise.resolve(false) } };
   }
   const shared = { sql: deps.sql, timeoutMs: limits.timeoutMs };
   const failedAuth = new SharedLimit('auth-failed', limits.failedAuthPerMinute, {
@@ -165,7 +183,17 @@ export function rateLimiting(deps: { limits: RateLimits; sql: Sql }): RateLimiti
     sweeps: true,
   });
   const perKey = new SharedLimit('key', limits.perKeyPerMinute, { ...shared, sweeps: false });
-  const pageViews = new SharedLimit('pages', limits.pagesPerMinute, { ...shared, sweeps: false });
+  // Hosted pages count failures and uses apart (issue 19): a colleague's mistyped links behind
+  // the same address must not lock a person out of a real one, and a flood of one real link is
+  // that link's alone.
+  const pageFailures = new SharedLimit('page-failures', limits.pagesPerMinute, {
+    ...shared,
+    sweeps: false,
+  });
+  const linkUses = new SharedLimit('link-uses', limits.pagesPerMinute, {
+    ...shared,
+    sweeps: false,
+  });
 
   const authenticate = (inner: RequestHandler): RequestHandler => {
     return async (req, res, next) => {
@@ -203,28 +231,38 @@ export function rateLimiting(deps: { limits: RateLimits; sql: Sql }): RateLimiti
     };
   };
 
-  const pages: RequestHandler = async (req: Request, res: Response, next) => {
-    const verdict = await pageViews.consume(clientBucket(req.ip), req.log);
-    if (!verdict.limited) {
-      next();
-      return;
-    }
-    const error = rateLimited(
-      'Too many requests to these pages from this address.',
-      verdict.retryAfterSeconds,
-    );
-    if (req.accepts(['json', 'html']) !== 'html') throw error;
-    res.set(error.headers);
-    sendPage(
-      res,
-      error.status,
-      renderErrorPage({
-        branding: DEFAULT_BRANDING,
-        title: 'Too many requests',
-        message: `Too many pages were opened from your network in the last minute. Wait ${String(verdict.retryAfterSeconds)} seconds, then open your link again.`,
-        code: 'rate_limited',
-      }),
-    );
+  const pages: PageLimits = {
+    async refused(req, res, link) {
+      const verdict = link.usable
+        ? await linkUses.consume(linkBucket(link.token), req.log)
+        : await pageFailures.consume(clientBucket(req.ip), req.log);
+      if (!verdict.limited) return false;
+      const wait = String(verdict.retryAfterSeconds);
+      const error = rateLimited(
+        link.usable
+          ? 'This link was opened too many times in a minute.'
+          : 'Too many requests with unknown or expired links from this address.',
+        verdict.retryAfterSeconds,
+      );
+      res.set(error.headers);
+      if (req.accepts(['json', 'html']) !== 'html') {
+        res.status(error.status).json(error.toEnvelope());
+        return true;
+      }
+      sendPage(
+        res,
+        error.status,
+        renderErrorPage({
+          branding: DEFAULT_BRANDING,
+          title: 'Too many requests',
+          message: link.usable
+            ? `This link was opened too many times in the last minute. Wait ${wait} seconds, then open it again.`
+            : `Too many links that do not work were opened from your network in the last minute. Wait ${wait} seconds, then open your link again.`,
+          code: 'rate_limited',
+        }),
+      );
+      return true;
+    },
   };
 
   return { authenticate, pages };

@@ -31,6 +31,7 @@ import {
   ServiceUnavailableError,
   serviceUnavailableFrom,
 } from '../errors.js';
+import type { PageLimits } from '../http/rate-limit.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
 type Opened =
@@ -53,7 +54,7 @@ function problemPage(
  * shows the request and never decides (link unfurlers open links); a POST decides through the
  * same workflow Update as the API, once it has shown it comes from the page itself.
  */
-export function approvalPageRoutes(deps: ApiDeps): Router {
+export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
   const router = Router();
   const calls = callWorkflowsFor(deps);
   const publicOrigin = new URL(deps.config.api.publicUrl).origin;
@@ -84,6 +85,7 @@ export function approvalPageRoutes(deps: ApiDeps): Router {
   router.get(pagePath, async (req, res) => {
     const token = req.params.token;
     const opened = await open(token);
+    if (await pages.refused(req, res, { token, usable: !('problem' in opened) })) return;
     if ('problem' in opened) {
       problemPage(res, opened.problem, opened.branding);
       return;
@@ -119,6 +121,7 @@ export function approvalPageRoutes(deps: ApiDeps): Router {
     async (req, res) => {
       const token = req.params.token;
       const opened = await open(token);
+      if (await pages.refused(req, res, { token, usable: !('problem' in opened) })) return;
       if ('problem' in opened) {
         problemPage(res, opened.problem, opened.branding);
         return;

@@ -29,6 +29,7 @@ import {
 import { requestedScopes } from '../connect/requested-scopes.js';
 import { problemPage, sendPage } from '../connect/respond.js';
 import { connectedThrough, setConnectedCookie } from '../connect/success-cookie.js';
+import type { PageLimits } from '../http/rate-limit.js';
 import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
 
 /**
@@ -36,7 +37,7 @@ import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
  * app's consent page (state + PKCE, and a cookie binding the attempt to this browser), and the
  * callback, which only that browser may complete and whose code is exchanged by a workflow.
  */
-export function connectFlowRoutes(deps: ApiDeps): Router {
+export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
   const router = Router();
   const workflows = connectionWorkflowsFor(deps);
 
@@ -66,6 +67,9 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
     const state = query.get('state');
     const attempt = state ? await findAttemptByState(deps.sql, state) : null;
     const link = attempt ? await findLinkById(deps.sql, attempt.linkId) : null;
+    if (await pages.refused(req, res, { token: state ?? '', usable: Boolean(attempt && link) })) {
+      return;
+    }
     if (!attempt || !link) {
       problemPage(res, 'invalid_state', DEFAULT_BRANDING);
       return;
@@ -129,6 +133,9 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
 
   router.get('/connect/:token', async (req, res) => {
     const found = await checkLink(deps.sql, req.params.token);
+    if (await pages.refused(req, res, { token: req.params.token, usable: !('problem' in found) })) {
+      return;
+    }
     if ('problem' in found) {
       problemPage(res, found.problem, found.branding, found.app);
       return;
@@ -147,6 +154,9 @@ export function connectFlowRoutes(deps: ApiDeps): Router {
 
   router.get('/connect/:token/start', async (req, res) => {
     const found = await checkLink(deps.sql, req.params.token);
+    if (await pages.refused(req, res, { token: req.params.token, usable: !('problem' in found) })) {
+      return;
+    }
     if ('problem' in found) {
       problemPage(res, found.problem, found.branding, found.app);
       return;
