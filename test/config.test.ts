@@ -54,6 +54,8 @@ describe('configuration', () => {
     ['RATE_LIMIT_FAILED_AUTH_PER_MINUTE', 'many', /RATE_LIMIT_FAILED_AUTH_PER_MINUTE/],
     ['RATE_LIMIT_PAGES_PER_MINUTE', '2.5', /RATE_LIMIT_PAGES_PER_MINUTE/],
     ['RATE_LIMIT_TIMEOUT_MS', '5', /RATE_LIMIT_TIMEOUT_MS/],
+    ['TEMPORAL_UI_URL', '127.0.0.1:8233', /TEMPORAL_UI_URL/],
+    ['TEMPORAL_UI_URL', 'file:///ui', /TEMPORAL_UI_URL/],
   ])('refuses %s=%s, naming it', (name, value, expected) => {
     const found = problems({ ...minimal, [name]: value });
     expect(found).toHaveLength(1);
@@ -110,6 +112,14 @@ describe('configuration', () => {
       pagesPerMinute: 10,
       timeoutMs: 50,
     });
+  });
+
+  it('knows the Temporal UI by its origin, and no UI when none is set', () => {
+    expect(loadConfig(minimal).temporal.uiOrigin).toBeNull();
+    expect(
+      loadConfig({ ...minimal, TEMPORAL_UI_URL: 'https://temporal.example.com/namespaces/' })
+        .temporal.uiOrigin,
+    ).toBe('https://temporal.example.com');
   });
 
   it('requires the mutual-TLS certificate and key together', () => {

@@ -134,6 +134,8 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
       ENCRYPTION_KEY: state.encryptionKey,
       // A local webhook receiver is the usual way to try `approval.decided` on one machine.
       WEBHOOK_ALLOW_PRIVATE: 'true',
+      // The UI started below, the one origin the codec endpoint lets in (issue 19).
+      ...(ownTemporal ? { TEMPORAL_UI_URL: `http://127.0.0.1:${ports.temporalUi}` } : {}),
       ...process.env,
       APP_URLS: JSON.stringify({
         ...(JSON.parse(process.env.APP_URLS ?? '{}') as object),

@@ -201,6 +201,19 @@ describe('gatehouse dev', () => {
     );
     expect((await fetch(`${apiUrl}/readyz`)).status).toBe(200);
     expect((await fetch(first.field('Temporal UI'))).status).toBe(200);
+    // The codec endpoint lets in the UI it started, with credentials, and no other port (issue 19).
+    const ui = new URL(first.field('Temporal UI')).origin;
+    const preflight = async (origin: string) =>
+      (
+        await fetch(`${apiUrl}/codec/decode`, {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'POST' },
+        })
+      ).headers;
+    expect((await preflight(ui)).get('access-control-allow-origin')).toBe(ui);
+    expect((await preflight(ui)).get('access-control-allow-credentials')).toBe('true');
+    const otherPort = `http://127.0.0.1:${String(Number(new URL(ui).port) + 1)}`;
+    expect((await preflight(otherPort)).get('access-control-allow-origin')).toBeNull();
     const discovery = await fetch(`${first.field('Demo app')}/.well-known/openid-configuration`);
     expect(discovery.status).toBe(200);
 
