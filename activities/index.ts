@@ -40,6 +40,7 @@ export function createActivities(deps: ActivityDeps) {
     serveRead: serveReadActivity({
       sql: deps.sql,
       temporal: deps.temporal,
+      keyring: deps.config.encryption,
       prepare: prepareCall,
       callUpstream,
     }),

@@ -2,7 +2,7 @@
  * What the call workflow answers when the service itself stops or holds a call (SPEC.md §7),
  * with what audit keeps of it. The app's own answers are mapped in upstream-answer.ts.
  */
-import type { ApprovalView, Preparation } from './call-types.js';
+import type { ApprovalView, KeptAnswer, Preparation } from './call-types.js';
 import type { Settled } from './upstream-answer.js';
 
 /** No usable connection: `connection_required`, or `connection_expired` (the API adds the URL). */
@@ -154,3 +154,36 @@ export const ANSWER_NOT_RUN: Settled = {
   reason: 'service_unavailable: the call did not start in time',
   response: null,
 };
+
+/**
+ * Whether an answer is the call's final one for its Idempotency-Key (issue 19.1), kept and given
+ * again to every retry with the key: the app's answer, a denial (by a rule or by a person), and a
+ * write that may have happened. Not a held call, nor one the service stopped before the app (no
+ * connection, not started, its own failure), nor an app failure that left nothing behind (rate
+ * limited, a request that never left): a retry with the key runs those anew.
+ */
+export function finalForKey(settled: Settled): boolean {
+  switch (settled.decision) {
+    case 'allowed':
+    case 'denied':
+      return true;
+    case 'blocked':
+      return false;
+    case 'failed':
+      return (
+        settled.response !== null &&
+        (settled.response.write_may_have_happened === true ||
+          settled.response.error === 'payload_too_large')
+      );
+  }
+}
+
+/** A retry with the call's Idempotency-Key, answered with the answer kept for it. */
+export function answerKept(kept: KeptAnswer): Settled {
+  return {
+    answer: kept.answer,
+    decision: kept.decision,
+    reason: `replayed: the answer of audit event ${kept.auditEventId} (Idempotency-Key)`,
+    response: kept.response,
+  };
+}

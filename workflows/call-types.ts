@@ -48,6 +48,11 @@ export interface CallRequest {
   target: CallTargetInput;
   /** How long an approved call waits for its caller's retry. */
   retryWindowSeconds: number;
+  /**
+   * The caller's `Idempotency-Key` (also part of the fingerprint): the call's final answer is
+   * kept under it for a retry (issue 19.1). Absent from calls started before issue 19.
+   */
+  idempotencyKey?: string;
 }
 
 /** Each HTTP request for the call is one Update carrying this. */
@@ -125,11 +130,27 @@ export interface AuditEntry {
 }
 
 /**
- * What the workflow learns before deciding: the user's connection and the policy's verdict, and
- * which of the requests it was handed were answered by an earlier run (absent in histories
- * recorded before issue 19).
+ * A call's final answer kept under its Idempotency-Key (issue 19.1), with what the audit event of
+ * the request that got it recorded, for the rows of the retries it answers.
  */
-export type Preparation = PreparedCall & { answeredElsewhere?: AnsweredElsewhere };
+export interface KeptAnswer {
+  answer: CallAnswer;
+  decision: AuditDecision;
+  auditEventId: string;
+  response: Record<string, unknown> | null;
+  approvalId: string | null;
+}
+
+/**
+ * What the workflow learns before deciding: the user's connection and the policy's verdict;
+ * which of the requests it was handed were answered by an earlier run, and the answer kept under
+ * the call's Idempotency-Key, if it has one already (both absent in histories recorded before
+ * issue 19).
+ */
+export type Preparation = PreparedCall & {
+  answeredElsewhere?: AnsweredElsewhere;
+  kept?: KeptAnswer;
+};
 
 type PreparedCall =
   | {

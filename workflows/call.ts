@@ -58,6 +58,8 @@ import {
   ANSWER_NOT_RUN,
   answerDenied,
   answerDeniedSinceApproval,
+  answerKept,
+  finalForKey,
   answerHeld,
   answerRejected,
   answerStopped,
@@ -237,6 +239,10 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
         approvalId: held.approval?.id ?? null,
         response: settled.response,
       })),
+      // Issue 19.1: a final answer is kept under the call's Idempotency-Key for its retries.
+      call.idempotencyKey !== undefined && finalForKey(settled)
+        ? { answer: settled.answer, decision: settled.decision }
+        : undefined,
     );
 
   /**
@@ -435,6 +441,9 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   }
   if (prepared.kind === 'failed') return end(prepared.settled);
   const preparation = prepared.preparation;
+  // Issue 19.1: the call was answered under its Idempotency-Key already (by a run that closed
+  // after this run's callers were let through): they get that answer, and nothing runs.
+  if (preparation.kept) return end(answerKept(preparation.kept));
   // Labelled `failed` by end(), as every call the service stopped.
   if (!preparation.ok) return end(answerStopped(preparation));
 

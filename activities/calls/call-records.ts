@@ -1,12 +1,16 @@
 import type { Client } from '@temporalio/client';
+import type { Config } from '../../infra/config.js';
 import type { Db, Sql } from '../../infra/database/client.js';
+import type { Keyring } from '../../infra/encryption.js';
 import type {
   AnsweredElsewhere,
   ApprovalView,
   AuditEntry,
   CallRequest,
   CallTargetInput,
+  KeptAnswer,
 } from '../../workflows/call-types.js';
+import { keepCallAnswer, type CallKey } from '../db/call-idempotency-keys.js';
 import { approvalView, consumeApproval, openApproval, settleApproval } from '../db/approvals.js';
 import { approvalRequest } from './approval-request.js';
 import { insertAuditEvents, writeRunAuditEvents, type NewAuditEvent } from '../db/audit-events.js';
@@ -79,21 +83,54 @@ export async function recordCallAudit(
  * written over.
  */
 export async function recordRunAudit(
-  deps: { sql: Db; temporal: Client },
+  deps: RunRecordDeps,
   call: CallRequest,
   context: AuditContext,
   entries: AuditEntry[],
+  final?: FinalAnswer,
 ): Promise<AnsweredElsewhere> {
   const { workflowId, runId } = currentRun();
   const events = auditEvents(call, context, entries);
   const earlier = await writeRunAuditEvents(deps.sql, events, runId);
-  if (earlier.size === 0) return {};
-  const { answered, unanswered } = await earlierAnswers(deps.temporal, workflowId, earlier);
-  if (unanswered.length > 0) {
-    const over = events.filter((event) => event.id !== undefined && unanswered.includes(event.id));
-    await writeRunAuditEvents(deps.sql, over, runId, unanswered);
+  let answered: AnsweredElsewhere = {};
+  if (earlier.size > 0) {
+    const found = await earlierAnswers(deps.temporal, workflowId, earlier);
+    answered = found.answered;
+    if (found.unanswered.length > 0) {
+      const over = events.filter((event) => found.unanswered.includes(event.id ?? ''));
+      await writeRunAuditEvents(deps.sql, over, runId, found.unanswered);
+    }
+  }
+  // Issue 19.1: kept only once its rows are written, and before any caller is answered, so a
+  // retry with the key can never find the call answered without its answer kept.
+  const mine = entries.find((entry) => answered[entry.id] === undefined);
+  if (final && call.idempotencyKey !== undefined && mine) {
+    await keepCallAnswer(deps.sql, deps.keyring, callKey(call, call.idempotencyKey), {
+      ...final,
+      auditEventId: mine.id,
+    });
   }
   return answered;
+}
+
+/** What a call workflow's audit writes need. */
+export interface RunRecordDeps {
+  sql: Db;
+  temporal: Client;
+  keyring: Keyring;
+}
+
+/** A call's final answer (see finalForKey), to keep under its Idempotency-Key. */
+export type FinalAnswer = Pick<KeptAnswer, 'answer' | 'decision'>;
+
+/** The key of a call that has one. */
+export function callKey(call: CallRequest, key: string): CallKey {
+  return {
+    environmentId: call.environmentId,
+    agentId: call.agentId,
+    key,
+    fingerprint: call.fingerprint,
+  };
 }
 
 export interface OpenApprovalInput {
@@ -106,14 +143,18 @@ export interface OpenApprovalInput {
 }
 
 /** The Postgres side of a governed call: its audit rows and its approval. Local activities. */
-export function callRecordActivities({ sql, temporal }: { sql: Sql; temporal: Client }) {
+export function callRecordActivities(deps: { sql: Sql; temporal: Client; config: Config }) {
+  const { sql } = deps;
+  const runDeps: RunRecordDeps = { sql, temporal: deps.temporal, keyring: deps.config.encryption };
   return {
+    /** `final`: the call's final answer, kept under its Idempotency-Key when it has one. */
     async recordAudit(
       call: CallRequest,
       context: AuditContext,
       entries: AuditEntry[],
+      final?: FinalAnswer,
     ): Promise<AnsweredElsewhere> {
-      return recordRunAudit({ sql, temporal }, call, context, entries);
+      return recordRunAudit(runDeps, call, context, entries, final);
     },
 
     async openApproval(call: CallRequest, input: OpenApprovalInput): Promise<ApprovalView> {

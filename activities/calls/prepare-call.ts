@@ -1,7 +1,11 @@
 import type { Db, Sql } from '../../infra/database/client.js';
 import type { AnsweredElsewhere, CallRequest, Preparation } from '../../workflows/call-types.js';
 import type { Client } from '@temporalio/client';
+import type { Config } from '../../infra/config.js';
+import type { PolicyDocument } from '../../workflows/policy.js';
+import { findKeptAnswer } from '../db/call-idempotency-keys.js';
 import { listPolicies } from '../db/policies.js';
+import { callKey } from './call-records.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
 import { policyVerdict } from './policy-verdict.js';
 
@@ -57,53 +61,68 @@ async function answeredBefore(
  * the policy that governs the calling agent. A local activity: two short reads. `requestIds`:
  * the requests the workflow holds, checked against audit (see findUserConnection).
  */
-export function prepareCallActivity({ sql, temporal }: { sql: Sql; temporal: Client }) {
+export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: Config }) {
+  const { sql, temporal } = deps;
   return async (call: CallRequest, requestIds: readonly string[] = []): Promise<Preparation> => {
-    const [found, policies] = await Promise.all([
+    const key = call.idempotencyKey;
+    const [found, policies, kept] = await Promise.all([
       findUserConnection(sql, call, requestIds),
       listPolicies(sql, call.environmentId),
+      // Issue 19.1: answered under its key already (a run that starts after the answer was kept).
+      key === undefined ? null : findKeptAnswer(sql, deps.config.encryption, callKey(call, key)),
     ]);
     const answeredElsewhere = await answeredBefore(temporal, found.audited);
-    if (
-      found.connectedUserId === null ||
-      found.connectionId === null ||
-      found.status === null ||
-      found.status === 'revoked'
-    ) {
-      return {
-        ok: false,
-        code: 'connection_required',
-        connectedUserId: found.connectedUserId,
-        connectionId: null,
-        answeredElsewhere,
-      };
-    }
-    if (found.status === 'expired') {
-      return {
-        ok: false,
-        code: 'connection_expired',
-        connectedUserId: found.connectedUserId,
-        connectionId: found.connectionId,
-        answeredElsewhere,
-      };
-    }
-    const { target } = call;
-    const verdict = policyVerdict(policies, call.agentId, {
-      app: target.app,
-      scope: target.scope,
-      action: target.kind === 'action' ? target.action : null,
-    });
+    const prepared = verdictOn(call, found, policies);
     return {
-      ok: true,
+      ...prepared,
+      answeredElsewhere,
+      ...(kept ? { kept } : {}),
+    };
+  };
+}
+
+/** The user's connection first, then the verdict of the policy that governs the agent. */
+function verdictOn(
+  call: CallRequest,
+  found: UserConnection,
+  policies: readonly PolicyDocument[],
+): Preparation {
+  if (
+    found.connectedUserId === null ||
+    found.connectionId === null ||
+    found.status === null ||
+    found.status === 'revoked'
+  ) {
+    return {
+      ok: false,
+      code: 'connection_required',
+      connectedUserId: found.connectedUserId,
+      connectionId: null,
+    };
+  }
+  if (found.status === 'expired') {
+    return {
+      ok: false,
+      code: 'connection_expired',
       connectedUserId: found.connectedUserId,
       connectionId: found.connectionId,
-      decision: verdict.decision,
-      reason: verdict.reason,
-      policyId: verdict.policyId,
-      policyVersion: verdict.policyVersion,
-      rule: verdict.rule,
-      approval: verdict.approval,
-      answeredElsewhere,
     };
+  }
+  const { target } = call;
+  const verdict = policyVerdict(policies, call.agentId, {
+    app: target.app,
+    scope: target.scope,
+    action: target.kind === 'action' ? target.action : null,
+  });
+  return {
+    ok: true,
+    connectedUserId: found.connectedUserId,
+    connectionId: found.connectionId,
+    decision: verdict.decision,
+    reason: verdict.reason,
+    policyId: verdict.policyId,
+    policyVersion: verdict.policyVersion,
+    rule: verdict.rule,
+    approval: verdict.approval,
   };
 }

@@ -1,6 +1,4 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
-import type { Sql } from '../../infra/database/client.js';
 import {
   READ_ATTEMPTS,
   type CallRequest,
@@ -8,9 +6,10 @@ import {
   type Preparation,
   type UpstreamOutcome,
 } from '../../workflows/call-types.js';
+import { finalForKey } from '../../workflows/call-answers.js';
 import { settleFailure, settleOutcome } from '../../workflows/upstream-settlement.js';
 import type { Settled } from '../../workflows/upstream-answer.js';
-import { recordRunAudit, type AuditContext } from './call-records.js';
+import { recordRunAudit, type AuditContext, type RunRecordDeps } from './call-records.js';
 import type { UpstreamCall } from './upstream-request.js';
 
 /**
@@ -25,9 +24,7 @@ export type ReadStep =
   | { kind: 'late'; preparation: Preparation & { ok: true } }
   | { kind: 'served'; preparation: Preparation & { ok: true }; settled: Settled; audited: boolean };
 
-export interface ServeReadDeps {
-  sql: Sql;
-  temporal: Client;
+export interface ServeReadDeps extends RunRecordDeps {
   prepare: (call: CallRequest, requestIds: readonly string[]) => Promise<Preparation>;
   callUpstream: (call: UpstreamCall) => Promise<UpstreamOutcome>;
 }
@@ -49,7 +46,7 @@ export function serveReadActivity(deps: ServeReadDeps) {
     // Not served here when the first request was answered before (issue 19.4): the workflow
     // sees to it, and to whoever else came.
     const answeredBefore = preparation.answeredElsewhere?.[first.requestId] !== undefined;
-    if (!preparation.ok || preparation.decision !== 'allow' || answeredBefore)
+    if (!preparation.ok || preparation.decision !== 'allow' || answeredBefore || preparation.kept)
       return { kind: 'prepared', preparation };
     // The API told this caller 503 once its deadline passed: the app must not be called for it.
     if (first.deadline !== undefined && Date.now() > first.deadline) {
@@ -74,16 +71,22 @@ export function serveReadActivity(deps: ServeReadDeps) {
     };
     // Once the app has been called, a failed bookkeeping write must not fail the call (and call
     // the app again): the workflow writes the row instead.
-    const audited = await recordRunAudit(deps, call, context, [
-      {
-        id: first.requestId,
-        traceId: first.traceId,
-        decision: settled.decision,
-        reason: settled.reason,
-        approvalId: null,
-        response: settled.response,
-      },
-    ]).then(
+    const audited = await recordRunAudit(
+      deps,
+      call,
+      context,
+      [
+        {
+          id: first.requestId,
+          traceId: first.traceId,
+          decision: settled.decision,
+          reason: settled.reason,
+          approvalId: null,
+          response: settled.response,
+        },
+      ],
+      finalForKey(settled) ? { answer: settled.answer, decision: settled.decision } : undefined,
+    ).then(
       () => true,
       () => false,
     );

@@ -6,7 +6,7 @@ import type { Sql } from '../../infra/database/client.js';
 import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
 import { connectionExpiredError } from '../connect/links.js';
 import { ApiError } from '../errors.js';
-import type { CallWorkflows } from '../temporal/call-workflows.js';
+import type { CallWorkflows, GivenAnswer } from '../temporal/call-workflows.js';
 
 /**
  * The envelope error of a call workflow's error answer. `connection_expired` gains its reconnect
@@ -31,9 +31,11 @@ export async function callAnswerError(
 /** Turns a call workflow's answer into the HTTP response; errors go through the one envelope. */
 async function sendCallAnswer(
   res: Response,
-  answer: CallAnswer,
+  answer: GivenAnswer,
   deps: { sql: Sql; config: Config; environmentId: string },
 ): Promise<void> {
+  // The answer kept under the request's Idempotency-Key (issue 19.1), as management POSTs say it.
+  if (answer.replayed) res.set('Idempotent-Replayed', 'true');
   switch (answer.kind) {
     case 'json':
       res.status(answer.status).json(answer.body);
@@ -54,7 +56,7 @@ export function answerCall(
   calls: CallWorkflows,
   call: CallRequest,
   traceId: string,
-): Promise<CallAnswer> {
+): Promise<GivenAnswer> {
   return calls.run(call, { requestId: uuidv7(), traceId });
 }
 

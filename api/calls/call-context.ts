@@ -63,5 +63,6 @@ export function callRequestFor(
     }),
     target,
     retryWindowSeconds: settings.retryWindowSeconds,
+    ...(arrival.idempotencyKey === undefined ? {} : { idempotencyKey: arrival.idempotencyKey }),
   };
 }

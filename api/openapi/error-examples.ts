@@ -284,6 +284,7 @@ const GENERIC: Record<ErrorCode, ErrorExample[]> = {
  * policy's refusals, the connection's state, and the app's own failures.
  */
 export const CALL_ERRORS = [
+  'idempotency_key_reused',
   'upstream_invalid_request',
   'insufficient_access',
   'approval_required',

@@ -14,7 +14,9 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { recordCallAudit } from '../../activities/calls/call-records.js';
+import { callKey, recordCallAudit } from '../../activities/calls/call-records.js';
+import { recordReplayAudit } from '../../activities/calls/replay-audit.js';
+import { claimCallKey } from '../../activities/db/call-idempotency-keys.js';
 import {
   approvalView,
   findStandingApproval,
@@ -22,6 +24,7 @@ import {
 } from '../../activities/db/approvals.js';
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
+import type { Keyring } from '../../infra/encryption.js';
 import { answerHeld } from '../../workflows/call-answers.js';
 import {
   APPROVAL_NOT_PENDING,
@@ -42,6 +45,7 @@ import type {
 } from '../../workflows/call-types.js';
 import { searchAttributes } from '../../workflows/search-attributes.js';
 import {
+  ApiError,
   ConflictError,
   InsufficientAccessError,
   ServiceUnavailableError,
@@ -158,10 +162,14 @@ async function sendUpdate<T>(
  * the HTTP answer. Every wait is bounded (issue 11): an Update not taken by its deadline is
  * refused by the workflow, never applied late.
  */
+/** A call's answer to one request; `replayed` when it is the answer kept under its key. */
+export type GivenAnswer = CallAnswer & { replayed?: true };
+
 export class CallWorkflows {
   constructor(
     private readonly client: Client,
     private readonly sql: Sql,
+    private readonly keyring: Keyring,
     private readonly taskQueue: string,
     private readonly limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
   ) {}
@@ -172,7 +180,15 @@ export class CallWorkflows {
     return { deadline, admitUntil, answerBy: admitUntil + answerMs };
   }
 
-  async run(call: CallRequest, ticket: CallTicket): Promise<CallAnswer> {
+  async run(call: CallRequest, ticket: CallTicket): Promise<GivenAnswer> {
+    if (call.idempotencyKey !== undefined) {
+      const claim = await claimCallKey(this.sql, this.keyring, callKey(call, call.idempotencyKey));
+      if (claim.kind === 'reused') return this.refuseReusedKey(call, ticket);
+      if (claim.kind === 'replay') {
+        await recordReplayAudit(this.sql, call, ticket, claim.kept);
+        return { ...claim.kept.answer, replayed: true };
+      }
+    }
     // Repeats of a held call are answered from Postgres: the workflow would only say the same,
     // and fifty waiting callers must not crowd its ten Update slots.
     const standing = await findStandingApproval(
@@ -209,6 +225,31 @@ export class CallWorkflows {
     // A decided approval's retry goes to the workflow that holds it, under the id it was held
     // with: calls held before issue 15 named the action live under the older id form.
     return this.update(call, ticket, standing?.workflowId ?? callWorkflowId(call));
+  }
+
+  /** The same Idempotency-Key for another call (issue 19.1): refused, and audited as refused. */
+  private async refuseReusedKey(call: CallRequest, ticket: CallTicket): Promise<never> {
+    const error = new ApiError(
+      'idempotency_key_reused',
+      'This Idempotency-Key was used for a different call (another action, user, input, or ' +
+        'request) within 24 hours; use a new key for a new call.',
+    );
+    await recordCallAudit(
+      this.sql,
+      call,
+      { connectedUserId: null, connectionId: null, policyId: null, policyVersion: null },
+      [
+        {
+          id: ticket.requestId,
+          traceId: ticket.traceId,
+          decision: 'denied',
+          reason: `idempotency_key_reused: ${error.message}`,
+          approvalId: null,
+          response: null,
+        },
+      ],
+    );
+    throw error;
   }
 
   private async update(
@@ -333,11 +374,12 @@ export class CallWorkflows {
 export function callWorkflowsFor(deps: {
   temporal: Client;
   sql: Sql;
-  config: { temporal: { taskQueue: string }; requests: RequestLimits };
+  config: { temporal: { taskQueue: string }; requests: RequestLimits; encryption: Keyring };
 }): CallWorkflows {
   return new CallWorkflows(
     deps.temporal,
     deps.sql,
+    deps.config.encryption,
     deps.config.temporal.taskQueue,
     deps.config.requests,
   );

@@ -13,7 +13,7 @@ create table call_idempotency_keys (
   agent_id text not null,
   key text not null,
   fingerprint text not null,
-  answer bytea,
+  answer text,
   decision text check (decision in ('allowed', 'blocked', 'denied', 'failed')),
   audit_event_id uuid,
   created_at timestamptz not null default now(),

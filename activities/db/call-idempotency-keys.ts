@@ -1,0 +1,115 @@
+import type { Db } from '../../infra/database/client.js';
+import { open, seal, type Keyring } from '../../infra/encryption.js';
+import type { AuditDecision, CallAnswer, KeptAnswer } from '../../workflows/call-types.js';
+import { IDEMPOTENCY_RETENTION_SECONDS } from './idempotency-keys.js';
+
+/** A governed call's `Idempotency-Key`: whose it is, and which call it names (issue 19.1). */
+export interface CallKey {
+  environmentId: string;
+  agentId: string;
+  key: string;
+  /** The call's identity (api/calls/fingerprint.ts), the key included. */
+  fingerprint: string;
+}
+
+/** What keeping an answer takes: the rest is read back from the request's audit event. */
+export type NewKeptAnswer = Pick<KeptAnswer, 'answer' | 'decision' | 'auditEventId'>;
+
+export type CallKeyClaim =
+  { kind: 'open' } | { kind: 'replay'; kept: KeptAnswer } | { kind: 'reused' };
+
+interface Row {
+  fingerprint: string;
+  answer: string | null;
+  decision: AuditDecision | null;
+  auditEventId: string | null;
+  response: Record<string, unknown> | null;
+  approvalId: string | null;
+}
+
+/** The answer may hold the app's data: sealed at rest, bound to its key. */
+const answerAad = (call: CallKey) =>
+  `call-idempotency:${call.environmentId}:${call.agentId}:${call.key}`;
+
+function kept(call: CallKey, row: Row, keyring: Keyring): KeptAnswer | null {
+  if (row.answer === null || row.decision === null || row.auditEventId === null) return null;
+  return {
+    answer: JSON.parse(open(keyring, row.answer, answerAad(call))) as CallAnswer,
+    decision: row.decision,
+    auditEventId: row.auditEventId,
+    response: row.response,
+    approvalId: row.approvalId,
+  };
+}
+
+/**
+ * Binds the key to this call on its first use, in one statement, or says what the key holds:
+ * another call (reused), this call's final answer (replay), or nothing yet (open: the call goes
+ * on, and meets its workflow if one is open). A key past its retention is bound afresh.
+ */
+export async function claimCallKey(
+  sql: Db,
+  keyring: Keyring,
+  call: CallKey,
+): Promise<CallKeyClaim> {
+  // `before` reads the key as it was; the upsert binds a new or expired key to this call.
+  const [row]: [Row?] = await sql`
+    with before as (
+      select k.fingerprint, k.answer, k.decision, k.audit_event_id, a.response, a.approval_id
+      from call_idempotency_keys k left join audit_events a on a.id = k.audit_event_id
+      where k.environment_id = ${call.environmentId} and k.agent_id = ${call.agentId}
+        and k.key = ${call.key} and k.expires_at > now()
+    ), bound as (
+      insert into call_idempotency_keys (environment_id, agent_id, key, fingerprint, expires_at)
+      values (${call.environmentId}, ${call.agentId}, ${call.key}, ${call.fingerprint},
+              now() + make_interval(secs => ${IDEMPOTENCY_RETENTION_SECONDS}))
+      on conflict (environment_id, agent_id, key) do update
+        set fingerprint = excluded.fingerprint, answer = null, decision = null,
+            audit_event_id = null, created_at = now(), answered_at = null,
+            expires_at = excluded.expires_at
+        where call_idempotency_keys.expires_at <= now()
+    )
+    select * from before`;
+  if (!row) return { kind: 'open' };
+  if (row.fingerprint !== call.fingerprint) return { kind: 'reused' };
+  const answer = kept(call, row, keyring);
+  return answer ? { kind: 'replay', kept: answer } : { kind: 'open' };
+}
+
+/** The final answer kept for this call's key, if it has one (for a run that starts late). */
+export async function findKeptAnswer(
+  sql: Db,
+  keyring: Keyring,
+  call: CallKey,
+): Promise<KeptAnswer | null> {
+  const [row]: [Row?] = await sql`
+    select k.fingerprint, k.answer, k.decision, k.audit_event_id, a.response, a.approval_id
+    from call_idempotency_keys k left join audit_events a on a.id = k.audit_event_id
+    where k.environment_id = ${call.environmentId} and k.agent_id = ${call.agentId}
+      and k.key = ${call.key} and k.fingerprint = ${call.fingerprint} and k.expires_at > now()`;
+  return row ? kept(call, row, keyring) : null;
+}
+
+/**
+ * Keeps the call's final answer under its key for the retention, from now. The first answer
+ * kept stays: a later run of the same call never replaces what a caller was already given.
+ */
+export async function keepCallAnswer(
+  sql: Db,
+  keyring: Keyring,
+  call: CallKey,
+  answer: NewKeptAnswer,
+): Promise<void> {
+  await sql`
+    insert into call_idempotency_keys (environment_id, agent_id, key, fingerprint, answer,
+      decision, audit_event_id, answered_at, expires_at)
+    values (${call.environmentId}, ${call.agentId}, ${call.key}, ${call.fingerprint},
+      ${seal(keyring, JSON.stringify(answer.answer), answerAad(call))}, ${answer.decision},
+      ${answer.auditEventId}, now(), now() + make_interval(secs => ${IDEMPOTENCY_RETENTION_SECONDS}))
+    on conflict (environment_id, agent_id, key) do update
+      set answer = excluded.answer, decision = excluded.decision,
+          audit_event_id = excluded.audit_event_id, answered_at = now(),
+          expires_at = excluded.expires_at
+      where call_idempotency_keys.fingerprint = excluded.fingerprint
+        and call_idempotency_keys.answer is null`;
+}
