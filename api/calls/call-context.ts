@@ -10,7 +10,7 @@ import { callFingerprint } from './fingerprint.js';
 export const callHeaders = z.object({
   'Idempotency-Key': z.string().min(1).max(200).optional().meta({
     description:
-      'Part of the call’s identity: identical calls in flight share one run, so send a new key for each write you mean and the same key on every retry of it. A held call retried with its key after approval runs once.',
+      'Names one call for 24 hours: send a new key for each write you mean and the same key on every retry of it. Identical calls in flight share one run; once the call has its final answer (the app’s answer, a denial, or a write that may have happened), every retry with the key gets that answer again with `Idempotent-Replayed: true`, and the app is not called again. A held call retried with its key after approval runs once. The same key with another call is 409 `idempotency_key_reused`.',
   }),
   'gatehouse-via': z
     .enum(['api', 'mcp'])

@@ -84,7 +84,7 @@ registerConnectedUserOperation({
     'a held one answers 403 `approval_required` without running (send the same call again once it is approved, see Approvals); ' +
     'a denied one answers 403 `denied_by_policy`. An app-level failure is not an error here: it answers 200 with `ok: false`, ' +
     "the app's body as `data` and its `upstream_status`. Identical calls in flight share one run; " +
-    'send an `Idempotency-Key` to make two identical writes count as two.',
+    'send an `Idempotency-Key` with every write: a retry with it gets the first final answer again (kept 24 h) instead of writing twice, and two keys make two identical writes count as two.',
   request: {
     params: actionParam,
     headers: callHeaders,
