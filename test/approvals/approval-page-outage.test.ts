@@ -15,6 +15,7 @@ import { startCallStack, type CallStack } from '../support/call-stack.js';
 import type { TestKey } from '../support/keys.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { agentUnderPolicy, approvalIdOf, linksOf } from './approval-stack.js';
+import { answeredWithin } from '../support/answered-within.js';
 
 /**
  * Issue 19, item 6: with Temporal stopped, a decision posted on the hosted approval page is
@@ -77,18 +78,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function answered<T>(what: string, pending: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`${what}: no answer within ${BUDGET_MS} ms`));
-    }, BUDGET_MS);
-  });
-  try {
-    return await Promise.race([pending, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+function answered<T>(what: string, pending: Promise<T>): Promise<T> {
+  return answeredWithin(what, BUDGET_MS, pending);
 }
 
 async function open(url: string, init: RequestInit = {}) {

@@ -370,7 +370,7 @@ describe('Temporal', () => {
     const { temporal } = stack.api;
     const found: string[] = [];
     for await (const execution of temporal.workflow.list({
-      query: `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseAction = 'acme.list_tasks' AND GatehouseDecision = 'allowed'`,
+      query: `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseAgent = 'test-agent' AND GatehouseAction = 'acme.list_tasks' AND GatehouseDecision = 'allowed'`,
     })) {
       found.push(execution.workflowId);
     }
@@ -378,7 +378,7 @@ describe('Temporal', () => {
     for (let tries = 0; found.length === 0 && tries < 60; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 250));
       for await (const execution of temporal.workflow.list({
-        query: `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseDecision = 'allowed'`,
+        query: `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseAgent = 'test-agent' AND GatehouseAction = 'acme.list_tasks' AND GatehouseDecision = 'allowed'`,
       })) {
         found.push(execution.workflowId);
       }

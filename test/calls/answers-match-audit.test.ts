@@ -1,12 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  WithStartWorkflowOperation,
-  WorkflowIdConflictPolicy,
-  WorkflowIdReusePolicy,
-} from '@temporalio/client';
-import { callFingerprint } from '../../api/calls/fingerprint.js';
-import { CALL_WORKFLOW, callUpdate, callWorkflowId } from '../../workflows/call-messages.js';
-import type { CallAnswer, CallRequest, CallTargetInput } from '../../workflows/call-types.js';
+import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
+import { actionCallRequest, sendCallUpdate } from '../support/call-update.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 
@@ -143,53 +137,23 @@ describe('answers and audit rows (issue 19.4)', () => {
 
 /** The call the API makes of `POST /v1/actions/acme.create_task/run` for this agent and input. */
 function createTaskCall(agentId: string, input: { title: string }): CallRequest {
-  const target: CallTargetInput = {
-    kind: 'action',
+  return actionCallRequest(stack, {
+    agentId,
+    user: 'u_many',
     action: 'acme.create_task',
-    app: 'acme',
     scope: 'write',
     input,
-  };
-  return {
-    environmentId: stack.environmentId,
-    environmentName: 'test',
-    agentId,
-    userExternalId: 'u_many',
-    via: 'api',
-    fingerprint: callFingerprint({
-      environmentId: stack.environmentId,
-      agentId,
-      userExternalId: 'u_many',
-      target,
-      idempotencyKey: undefined,
-    }),
-    target,
-    retryWindowSeconds: stack.config.approvals.retryWindowSeconds,
-  };
+  });
 }
 
-/**
- * What the API's Temporal client does when it sends a request's Update again (the SDK's own loop
- * while the Update is not yet accepted, or the API's retry after a transient failure): the same
- * update-with-start, with the same Update id.
- */
+/** The answered request sent to Temporal again, with the same Update id (see sendCallUpdate). */
 function resend(call: CallRequest, answered: Answer, requestId: string): Promise<CallAnswer> {
   const ticket = {
     requestId,
     traceId: answered.headers.get('x-trace-id') ?? '',
     deadline: Date.now() + 30_000,
   };
-  return stack.api.temporal.workflow.executeUpdateWithStart(callUpdate, {
-    args: [ticket],
-    updateId: requestId,
-    startWorkflowOperation: new WithStartWorkflowOperation(CALL_WORKFLOW, {
-      taskQueue: stack.config.temporal.taskQueue,
-      workflowId: callWorkflowId(call),
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      args: [call, ticket],
-    }),
-  });
+  return sendCallUpdate(stack.api.temporal, stack.config.temporal.taskQueue, call, ticket);
 }
 
 /** The request id (= audit event id) the API gave the request answered with this trace id. */

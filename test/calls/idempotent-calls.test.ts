@@ -1,14 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  WithStartWorkflowOperation,
-  WorkflowIdConflictPolicy,
-  WorkflowIdReusePolicy,
-} from '@temporalio/client';
 import { v7 as uuidv7 } from 'uuid';
-import { callFingerprint } from '../../api/calls/fingerprint.js';
-import { CALL_WORKFLOW, callUpdate, callWorkflowId } from '../../workflows/call-messages.js';
-import type { CallRequest, CallTargetInput } from '../../workflows/call-types.js';
+import { actionCallRequest, sendCallUpdate } from '../support/call-update.js';
 import { answerOf, startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
@@ -251,45 +244,24 @@ describe('a call run that starts after its answer was kept (issue 19.1)', () => 
       { key: writer, headers: keyed(key) },
     );
     expect(first.status).toBe(200);
-    const target: CallTargetInput = {
-      kind: 'action',
+    const call = actionCallRequest(stack, {
+      agentId: 'writer',
+      user: USER,
       action: 'acme.create_task',
-      app: 'acme',
       scope: 'write',
       input,
-    };
-    const call: CallRequest = {
-      environmentId: stack.environmentId,
-      environmentName: 'test',
-      agentId: 'writer',
-      userExternalId: USER,
-      via: 'api',
-      fingerprint: callFingerprint({
-        environmentId: stack.environmentId,
-        agentId: 'writer',
-        userExternalId: USER,
-        target,
-        idempotencyKey: key,
-      }),
-      target,
-      retryWindowSeconds: stack.config.approvals.retryWindowSeconds,
       idempotencyKey: key,
-    };
+    });
     const before = stack.acme.demo.stats().apiRequests;
     // What the API sends once its own check has let the retry through (as it does while the
     // first answer is not yet kept): the call's Update, which starts a new run.
     const ticket = { requestId: uuidv7(), traceId: 'late-run', deadline: Date.now() + 30_000 };
-    const answer = await stack.api.temporal.workflow.executeUpdateWithStart(callUpdate, {
-      args: [ticket],
-      updateId: ticket.requestId,
-      startWorkflowOperation: new WithStartWorkflowOperation(CALL_WORKFLOW, {
-        taskQueue: stack.config.temporal.taskQueue,
-        workflowId: callWorkflowId(call),
-        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-        args: [call, ticket],
-      }),
-    });
+    const answer = await sendCallUpdate(
+      stack.api.temporal,
+      stack.config.temporal.taskQueue,
+      call,
+      ticket,
+    );
     expect(answer).toEqual({ kind: 'json', status: 200, body: first.body });
     expect(stack.acme.demo.stats().apiRequests).toBe(before);
     const [row] = await stack.db.sql<Row[]>`

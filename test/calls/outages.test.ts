@@ -12,6 +12,7 @@ import { testConfig } from '../support/config.js';
 import { createTestDatabase } from '../support/database.js';
 import { bearer, createTestKey } from '../support/keys.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
+import { answeredWithin } from '../support/answered-within.js';
 
 /**
  * Issue 11, item 3: every request is answered in bounded time while the worker, Temporal or
@@ -28,18 +29,8 @@ afterAll(async () => {
 const DEADLINE = { REQUEST_DEADLINE_MS: '5000' };
 const BUDGET_MS = 45_000;
 
-async function answered<T>(what: string, pending: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`${what}: no answer within ${BUDGET_MS} ms`));
-    }, BUDGET_MS);
-  });
-  try {
-    return await Promise.race([pending, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+function answered<T>(what: string, pending: Promise<T>): Promise<T> {
+  return answeredWithin(what, BUDGET_MS, pending);
 }
 
 function expectUnavailable(answer: Answer, extra: Record<string, unknown> = {}): void {
