@@ -10,7 +10,7 @@ import type {
   CallTargetInput,
   KeptAnswer,
 } from '../../workflows/call-types.js';
-import { keepCallAnswer, type CallKey } from '../db/call-idempotency-keys.js';
+import { answerToKeep, type CallKey } from '../db/call-idempotency-keys.js';
 import { approvalView, consumeApproval, openApproval, settleApproval } from '../db/approvals.js';
 import { approvalRequest } from './approval-request.js';
 import { insertAuditEvents, writeRunAuditEvents, type NewAuditEvent } from '../db/audit-events.js';
@@ -91,23 +91,19 @@ export async function recordRunAudit(
 ): Promise<AnsweredElsewhere> {
   const { workflowId, runId } = currentRun();
   const events = auditEvents(call, context, entries);
-  const earlier = await writeRunAuditEvents(deps.sql, events, runId);
-  let answered: AnsweredElsewhere = {};
-  if (earlier.size > 0) {
-    const found = await earlierAnswers(deps.temporal, workflowId, earlier);
-    answered = found.answered;
-    if (found.unanswered.length > 0) {
-      const over = events.filter((event) => found.unanswered.includes(event.id ?? ''));
-      await writeRunAuditEvents(deps.sql, over, runId, found.unanswered);
-    }
-  }
-  // Issue 19.1: kept only once its rows are written, and before any caller is answered, so a
-  // retry with the key can never find the call answered without its answer kept.
-  const mine = entries.find((entry) => answered[entry.id] === undefined);
-  if (final && call.idempotencyKey !== undefined && mine) {
-    await keepCallAnswer(deps.sql, deps.keyring, callKey(call, call.idempotencyKey), {
-      ...final,
-      auditEventId: mine.id,
+  // Issue 19.1: kept with the rows, before any caller is answered, so a retry with the key never
+  // finds the call answered without its answer kept.
+  const key = call.idempotencyKey;
+  const keep =
+    final && key !== undefined ? answerToKeep(deps.keyring, callKey(call, key), final) : undefined;
+  const earlier = await writeRunAuditEvents(deps.sql, events, runId, keep ? { keep } : {});
+  if (earlier.size === 0) return {};
+  const { answered, unanswered } = await earlierAnswers(deps.temporal, workflowId, earlier);
+  if (unanswered.length > 0) {
+    const over = events.filter((event) => unanswered.includes(event.id ?? ''));
+    await writeRunAuditEvents(deps.sql, over, runId, {
+      replacing: unanswered,
+      ...(keep ? { keep } : {}),
     });
   }
   return answered;

@@ -2,6 +2,8 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../infra/database/client.js';
 import type { AuditDecision } from '../../workflows/call-types.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
+import type { AnswerToKeep } from './call-idempotency-keys.js';
+import { IDEMPOTENCY_RETENTION_SECONDS } from './idempotency-keys.js';
 import { storableJson, storableText } from './storable.js';
 
 /** One row of the audit log. Written once, never updated or deleted by the API. */
@@ -62,16 +64,39 @@ export async function insertAuditEvents(sql: Db, events: NewAuditEvent[]): Promi
  * already there is written over when this run wrote it (the step ran again, after Temporal
  * discarded the workflow task it ran in: the answer given is the later one's) or when its id is
  * in `replacing`; any other is left. Returns the rows left that another run, or the API, wrote.
+ *
+ * `keep`: the call's final answer, kept under its Idempotency-Key (issue 19.1) in the same
+ * statement, naming a row this statement wrote, so a key's answer is never kept without the row
+ * its replays copy, nor a row written without the answer a retry must get. The first answer kept
+ * for a key stays.
  */
 export async function writeRunAuditEvents(
   sql: Db,
   events: NewAuditEvent[],
   workflowRunId: string,
-  replacing: readonly string[] = [],
+  options: { replacing?: readonly string[]; keep?: AnswerToKeep } = {},
 ): Promise<Map<string, string | null>> {
   if (events.length === 0) return new Map();
+  const replacing = [...(options.replacing ?? [])];
   const rows = auditRows(sql, events).map((row) => ({ ...row, workflow_run_id: workflowRunId }));
-  // `earlier` reads the table as it was before this statement; the insert runs all the same.
+  const { keep } = options;
+  const kept = keep
+    ? sql`, kept as (
+        insert into call_idempotency_keys (environment_id, agent_id, key, fingerprint, answer,
+          decision, audit_event_id, answered_at, expires_at)
+        select ${keep.environmentId}, ${keep.agentId}, ${keep.key}, ${keep.fingerprint},
+          ${keep.sealedAnswer}, ${keep.decision}, mine.id, now(),
+          now() + make_interval(secs => ${IDEMPOTENCY_RETENTION_SECONDS})
+        from (select id from written limit 1) as mine
+        on conflict (environment_id, agent_id, key) do update
+          set answer = excluded.answer, decision = excluded.decision,
+              audit_event_id = excluded.audit_event_id, answered_at = now(),
+              expires_at = excluded.expires_at
+          where call_idempotency_keys.fingerprint = excluded.fingerprint
+            and call_idempotency_keys.answer is null
+      )`
+    : sql``;
+  // `earlier` reads the table as it was before this statement; the writes run all the same.
   const earlier = await sql<{ id: string; workflowRunId: string | null }[]>`
     with earlier as (
       select id, workflow_run_id from audit_events
@@ -89,11 +114,12 @@ export async function writeRunAuditEvents(
         workflow_run_id = excluded.workflow_run_id
       where audit_events.environment_id = excluded.environment_id
         and (audit_events.workflow_run_id = excluded.workflow_run_id
-          or audit_events.id = any(${[...replacing]}::uuid[]))
-    )
+          or audit_events.id = any(${replacing}::uuid[]))
+      returning id
+    )${kept}
     select id, workflow_run_id from earlier
     where workflow_run_id is distinct from ${workflowRunId}
-      and id <> all(${[...replacing]}::uuid[])`;
+      and id <> all(${replacing}::uuid[])`;
   return new Map(earlier.map((row) => [row.id, row.workflowRunId]));
 }
 

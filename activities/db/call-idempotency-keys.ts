@@ -12,9 +12,6 @@ export interface CallKey {
   fingerprint: string;
 }
 
-/** What keeping an answer takes: the rest is read back from the request's audit event. */
-export type NewKeptAnswer = Pick<KeptAnswer, 'answer' | 'decision' | 'auditEventId'>;
-
 export type CallKeyClaim =
   { kind: 'open' } | { kind: 'replay'; kept: KeptAnswer } | { kind: 'reused' };
 
@@ -91,25 +88,22 @@ export async function findKeptAnswer(
 }
 
 /**
- * Keeps the call's final answer under its key for the retention, from now. The first answer
- * kept stays: a later run of the same call never replaces what a caller was already given.
+ * A call's final answer as it is kept under its key (by the audit write of the step that gives
+ * it, activities/db/audit-events.ts): sealed, since it may hold the app's data.
  */
-export async function keepCallAnswer(
-  sql: Db,
+export interface AnswerToKeep extends CallKey {
+  sealedAnswer: string;
+  decision: AuditDecision;
+}
+
+export function answerToKeep(
   keyring: Keyring,
   call: CallKey,
-  answer: NewKeptAnswer,
-): Promise<void> {
-  await sql`
-    insert into call_idempotency_keys (environment_id, agent_id, key, fingerprint, answer,
-      decision, audit_event_id, answered_at, expires_at)
-    values (${call.environmentId}, ${call.agentId}, ${call.key}, ${call.fingerprint},
-      ${seal(keyring, JSON.stringify(answer.answer), answerAad(call))}, ${answer.decision},
-      ${answer.auditEventId}, now(), now() + make_interval(secs => ${IDEMPOTENCY_RETENTION_SECONDS}))
-    on conflict (environment_id, agent_id, key) do update
-      set answer = excluded.answer, decision = excluded.decision,
-          audit_event_id = excluded.audit_event_id, answered_at = now(),
-          expires_at = excluded.expires_at
-      where call_idempotency_keys.fingerprint = excluded.fingerprint
-        and call_idempotency_keys.answer is null`;
+  answer: Pick<KeptAnswer, 'answer' | 'decision'>,
+): AnswerToKeep {
+  return {
+    ...call,
+    sealedAnswer: seal(keyring, JSON.stringify(answer.answer), answerAad(call)),
+    decision: answer.decision,
+  };
 }

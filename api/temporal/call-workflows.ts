@@ -181,22 +181,19 @@ export class CallWorkflows {
   }
 
   async run(call: CallRequest, ticket: CallTicket): Promise<GivenAnswer> {
-    if (call.idempotencyKey !== undefined) {
-      const claim = await claimCallKey(this.sql, this.keyring, callKey(call, call.idempotencyKey));
-      if (claim.kind === 'reused') return this.refuseReusedKey(call, ticket);
-      if (claim.kind === 'replay') {
-        await recordReplayAudit(this.sql, call, ticket, claim.kept);
-        return { ...claim.kept.answer, replayed: true };
-      }
-    }
     // Repeats of a held call are answered from Postgres: the workflow would only say the same,
-    // and fifty waiting callers must not crowd its ten Update slots.
-    const standing = await findStandingApproval(
-      this.sql,
-      call.environmentId,
-      call.fingerprint,
-      call.retryWindowSeconds,
-    );
+    // and fifty waiting callers must not crowd its ten Update slots. A call with an
+    // Idempotency-Key binds it, or meets the answer kept under it (issue 19.1); both reads at once.
+    const key = call.idempotencyKey;
+    const [claim, standing] = await Promise.all([
+      key === undefined ? null : claimCallKey(this.sql, this.keyring, callKey(call, key)),
+      findStandingApproval(this.sql, call.environmentId, call.fingerprint, call.retryWindowSeconds),
+    ]);
+    if (claim?.kind === 'reused') return this.refuseReusedKey(call, ticket);
+    if (claim?.kind === 'replay') {
+      await recordReplayAudit(this.sql, call, ticket, claim.kept);
+      return { ...claim.kept.answer, replayed: true };
+    }
     const pending = standing?.status === 'pending' ? standing : null;
     if (pending) {
       const held = answerHeld(approvalView(pending), `approval ${pending.id} pending`);
