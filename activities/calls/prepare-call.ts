@@ -3,13 +3,17 @@ import type { AnsweredElsewhere, CallRequest, Preparation } from '../../workflow
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../infra/config.js';
 import type { PolicyDocument } from '../../workflows/policy.js';
-import { findKeptAnswer } from '../db/call-idempotency-keys.js';
+import {
+  keptAnswerOf,
+  keptAnswerSubquery,
+  type KeptAnswerRow,
+} from '../db/call-idempotency-keys.js';
 import { listPolicies } from '../db/policies.js';
 import { callKey } from './call-records.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
 import { policyVerdict } from './policy-verdict.js';
 
-interface UserConnection {
+interface UserConnection extends KeptAnswerRow {
   connectedUserId: string | null;
   connectionId: string | null;
   status: 'active' | 'expired' | 'revoked' | null;
@@ -18,17 +22,19 @@ interface UserConnection {
 }
 
 /**
- * The user and their live connection to the app, and which of these requests already have an
- * audit row (answered by an earlier run of the call, issue 19.4), in one statement: the check
- * every call needs costs no round trip of its own.
+ * The user and their live connection to the app; which of these requests already have an audit
+ * row (answered by an earlier run of the call, issue 19.4); and the answer kept under the call's
+ * Idempotency-Key (issue 19.1): one statement, so the checks every call needs cost no round
+ * trip of their own.
  */
 async function findUserConnection(
   sql: Db,
   call: CallRequest,
   requestIds: readonly string[],
 ): Promise<UserConnection> {
+  const key = call.idempotencyKey === undefined ? null : callKey(call, call.idempotencyKey);
   const [row]: [UserConnection?] = await sql`
-    select u.id as connected_user_id, c.id as connection_id, c.status, earlier.audited
+    select u.id as connected_user_id, c.id as connection_id, c.status, earlier.audited, kept.*
     from (select 1) as one
     left join connected_users u
       on u.environment_id = ${call.environmentId} and u.external_id = ${call.userExternalId}
@@ -37,8 +43,10 @@ async function findUserConnection(
     cross join lateral (
       select coalesce(jsonb_object_agg(a.id, a.workflow_run_id), '{}'::jsonb) as audited
       from audit_events a where a.id = any(${requestIds}::uuid[])
-    ) as earlier`;
-  return row ?? { connectedUserId: null, connectionId: null, status: null, audited: {} };
+    ) as earlier
+    left join lateral (${keptAnswerSubquery(sql, key)}) as kept on true`;
+  if (!row) throw new Error('the preparing statement always returns one row');
+  return row;
 }
 
 /**
@@ -64,13 +72,14 @@ async function answeredBefore(
 export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: Config }) {
   const { sql, temporal } = deps;
   return async (call: CallRequest, requestIds: readonly string[] = []): Promise<Preparation> => {
-    const key = call.idempotencyKey;
-    const [found, policies, kept] = await Promise.all([
+    const [found, policies] = await Promise.all([
       findUserConnection(sql, call, requestIds),
       listPolicies(sql, call.environmentId),
-      // Issue 19.1: answered under its key already (a run that starts after the answer was kept).
-      key === undefined ? null : findKeptAnswer(sql, deps.config.encryption, callKey(call, key)),
     ]);
+    // Issue 19.1: answered under its key already (a run that starts after the answer was kept).
+    const key = call.idempotencyKey;
+    const kept =
+      key === undefined ? null : keptAnswerOf(deps.config.encryption, callKey(call, key), found);
     const answeredElsewhere = await answeredBefore(temporal, found.audited);
     const prepared = verdictOn(call, found, policies);
     return {

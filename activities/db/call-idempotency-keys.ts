@@ -73,18 +73,49 @@ export async function claimCallKey(
   return answer ? { kind: 'replay', kept: answer } : { kind: 'open' };
 }
 
-/** The final answer kept for this call's key, if it has one (for a run that starts late). */
-export async function findKeptAnswer(
-  sql: Db,
+/** The columns of a kept answer, as a row joined where a call is prepared reads them. */
+export interface KeptAnswerRow {
+  keptAnswer: string | null;
+  keptDecision: AuditDecision | null;
+  keptAuditEventId: string | null;
+  keptResponse: Record<string, unknown> | null;
+  keptApprovalId: string | null;
+}
+
+/**
+ * The answer kept for this call under its key, as a subquery of one row at most (`kept_*`
+ * columns), for the statement that prepares a call (activities/calls/prepare-call.ts): a run
+ * that starts after the answer was kept finds it without a round trip of its own. No key, no row.
+ */
+export function keptAnswerSubquery(sql: Db, call: CallKey | null) {
+  return sql`
+    select k.answer as kept_answer, k.decision as kept_decision,
+      k.audit_event_id as kept_audit_event_id, a.response as kept_response,
+      a.approval_id as kept_approval_id
+    from call_idempotency_keys k left join audit_events a on a.id = k.audit_event_id
+    where ${call !== null} and k.environment_id = ${call?.environmentId ?? null}
+      and k.agent_id = ${call?.agentId ?? null} and k.key = ${call?.key ?? null}
+      and k.fingerprint = ${call?.fingerprint ?? null} and k.expires_at > now()`;
+}
+
+/** The kept answer such a row holds, opened; null when it holds none. */
+export function keptAnswerOf(
   keyring: Keyring,
   call: CallKey,
-): Promise<KeptAnswer | null> {
-  const [row]: [Row?] = await sql`
-    select k.fingerprint, k.answer, k.decision, k.audit_event_id, a.response, a.approval_id
-    from call_idempotency_keys k left join audit_events a on a.id = k.audit_event_id
-    where k.environment_id = ${call.environmentId} and k.agent_id = ${call.agentId}
-      and k.key = ${call.key} and k.fingerprint = ${call.fingerprint} and k.expires_at > now()`;
-  return row ? kept(call, row, keyring) : null;
+  row: KeptAnswerRow,
+): KeptAnswer | null {
+  return kept(
+    call,
+    {
+      fingerprint: call.fingerprint,
+      answer: row.keptAnswer,
+      decision: row.keptDecision,
+      auditEventId: row.keptAuditEventId,
+      response: row.keptResponse,
+      approvalId: row.keptApprovalId,
+    },
+    keyring,
+  );
 }
 
 /**
