@@ -46,7 +46,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...callRecordActivities(deps),
     ...webhookActivities(deps),
-    startApprovalDelivery: startApprovalDeliveryActivity(deps.temporal),
+    startApprovalDelivery: startApprovalDeliveryActivity(deps),
   };
 }
 

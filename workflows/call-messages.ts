@@ -28,17 +28,21 @@ export const PAST_DEADLINE = 'PastDeadline';
 
 export const CALL_WORKFLOW = 'governedCall';
 
+/** Hex digits of the fingerprint a workflow id keeps: 128 bits, far beyond any collision. */
+const ID_FINGERPRINT_HEX = 32;
+
 /**
- * `call/<environment>/<action>/<fingerprint>` (issue 15): the action (`<app>.proxy` for the
- * proxy) makes the id read well in the Temporal UI's list, and the fingerprint still decides
- * which calls meet, since the action is part of what it hashes. Calls held under the older
- * `call/<environment>/<fingerprint>` are reached through the id their approval stored
- * (api/temporal/call-workflows.ts), never by parsing an id.
+ * `call/<environment>/<action>/<fingerprint, first 128 bits>` (issues 15 and 20): the action
+ * (`<app>.proxy` for the proxy) makes the id read well in the Temporal UI's list, and the
+ * fingerprint still decides which calls meet, since the action is part of what it hashes; half of
+ * it keeps the id short enough to read in the list and is still unique. Calls held under older
+ * forms (`call/<environment>/<fingerprint>`, or the whole fingerprint) are reached through the id
+ * their approval stored (api/temporal/call-workflows.ts), never by parsing an id.
  */
 export function callWorkflowId(
   call: Pick<CallRequest, 'environmentName' | 'fingerprint' | 'target'>,
 ): string {
   const { target } = call;
   const action = target.kind === 'action' ? target.action : `${target.app}.proxy`;
-  return `call/${call.environmentName}/${action}/${call.fingerprint}`;
+  return `call/${call.environmentName}/${action}/${call.fingerprint.slice(0, ID_FINGERPRINT_HEX)}`;
 }

@@ -489,21 +489,24 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   // previous run of this call that held the same approval may have a delivery still retrying:
   // that one carries the same links. Held calls outlive deploys: the history of one held before
   // this webhook existed must replay without it (`patched`).
-  const requested = patched('approval-requested-webhook')
-    ? startChild(approvalRequestedWebhook, {
-        workflowId: `webhook/approval.requested/${opened.id}`,
-        args: [
-          {
-            environmentId: call.environmentId,
-            approvalId: opened.id,
-            eventId: `evt_${opened.id}_requested`,
-          },
-        ],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      }).catch((error: unknown) => {
-        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-      })
-    : null;
+  const requestedEvent = {
+    environmentId: call.environmentId,
+    approvalId: opened.id,
+    eventId: `evt_${opened.id}_requested`,
+  };
+  // Since issue 20 started, as approval.decided is, from a local activity that starts a delivery
+  // only when the environment has a webhook endpoint; held calls before replay as they ran.
+  const requested = !patched('approval-requested-webhook')
+    ? null
+    : patched('approval-requested-from-activity')
+      ? servedRecords.startApprovalDelivery('approval.requested', requestedEvent)
+      : startChild(approvalRequestedWebhook, {
+          workflowId: `webhook/approval.requested/${opened.id}`,
+          args: [requestedEvent],
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+        }).catch((error: unknown) => {
+          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        });
   standing = answerHeld(opened, preparation.reason);
   phase = 'held';
   holdEndsAt = Date.parse(opened.expires_at);

@@ -98,6 +98,13 @@ export async function findWebhookEndpointForDelivery(
   };
 }
 
+/** Whether the environment has an endpoint: approval events are delivered only then. */
+export async function hasWebhookEndpoint(sql: Db, environmentId: string): Promise<boolean> {
+  const [row]: [{ exists: boolean }?] = await sql`
+    select exists (select 1 from webhook_endpoints where environment_id = ${environmentId})`;
+  return row?.exists ?? false;
+}
+
 /** False when the environment had no endpoint. */
 export async function deleteWebhookEndpoint(sql: Db, environmentId: string): Promise<boolean> {
   const rows = await sql`delete from webhook_endpoints where environment_id = ${environmentId}`;

@@ -385,7 +385,7 @@ describe('Temporal', () => {
     }
     expect(found.length).toBeGreaterThan(0);
     const workflowId = found[0] as string;
-    expect(workflowId).toMatch(/^call\/test\/acme\.list_tasks\/[0-9a-f]{64}$/);
+    expect(workflowId).toMatch(/^call\/test\/acme\.list_tasks\/[0-9a-f]{32}$/);
     const description = await temporal.workflow.getHandle(workflowId).describe();
     expect(await description.staticSummary()).toBe(
       'acme.list_tasks for user u_alice, agent test-agent',

@@ -489,7 +489,7 @@ describe('operator labels', () => {
       ids = await found();
     }
     expect(ids).toHaveLength(1);
-    expect(ids[0]).toMatch(/^call\/test\/acme\.create_task\/[0-9a-f]{64}$/);
+    expect(ids[0]).toMatch(/^call\/test\/acme\.create_task\/[0-9a-f]{32}$/);
     expect((await temporal.workflow.count(query)).count).toBe(1);
   });
 });
@@ -506,14 +506,16 @@ describe('call workflow ids (issue 15)', () => {
     };
   }
 
-  it('name the action, then the fingerprint: call/<env>/<action>/<fingerprint>', async () => {
+  it('name the action, then the fingerprint’s first 128 bits: call/<env>/<action>/<32 hex>', async () => {
     await stack.connect('u_ids');
     const held = approvalOf(
       await stack.run('acme.create_task', { user: 'u_ids', input: { title: 'readable id' } }),
     );
     const { row, description } = await holderOf(held.id);
     expect(row.fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    expect(description.workflowId).toBe(`call/test/acme.create_task/${row.fingerprint}`);
+    expect(description.workflowId).toBe(
+      `call/test/acme.create_task/${row.fingerprint.slice(0, 32)}`,
+    );
     expect(description.type).toBe('governedCall');
     expect(description.status.name).toBe('RUNNING');
   });
@@ -527,7 +529,7 @@ describe('call workflow ids (issue 15)', () => {
       }),
     );
     const { row, description } = await holderOf(held.id);
-    expect(description.workflowId).toBe(`call/test/acme.proxy/${row.fingerprint}`);
+    expect(description.workflowId).toBe(`call/test/acme.proxy/${row.fingerprint.slice(0, 32)}`);
     expect(description.status.name).toBe('RUNNING');
   });
 
@@ -599,6 +601,23 @@ describe('call workflow ids (issue 15)', () => {
     });
     const readable = temporal.workflow.getHandle(callWorkflowId(call)).describe();
     await expect(readable).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+});
+
+describe('approval webhooks without an endpoint (issue 20.3)', () => {
+  it('start no webhook workflow at all: held, approved, run', async () => {
+    await stack.connect('u_quiet');
+    const input = { title: `no receiver ${String(Date.now())}` };
+    const held = approvalOf(await stack.run('acme.create_task', { user: 'u_quiet', input }));
+    await stack.request(stack.approver, 'POST', `/v1/approvals/${held.id}/approve`);
+    const ran = await stack.run('acme.create_task', { user: 'u_quiet', input });
+    expect(ran.status).toBe(200);
+    const { temporal } = stack.api;
+    for (const kind of ['approval.requested', 'approval.decided']) {
+      await expect(
+        temporal.workflow.getHandle(`webhook/${kind}/${held.id}`).describe(),
+      ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    }
   });
 });
 

@@ -6,19 +6,29 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
+import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
 const EventType = temporal.api.enums.v1.EventType;
 
 let stack: CallStack;
+/** Approval webhooks are delivered only to an environment with an endpoint: this one has one. */
+let receiver: Receiver;
 
 beforeAll(async () => {
   stack = await startCallStack();
   await stack.connect('u_history');
+  receiver = await startReceiver();
+  const set = await stack.request(stack.key, 'PUT', '/v1/webhook-endpoint', {
+    body: { url: receiver.url, secret: generateWebhookSecret() },
+  });
+  expect(set.status).toBe(200);
 });
 
 afterAll(async () => {
   await stack.stop();
+  await receiver.close();
 });
 
 async function callWorkflowOf(client: Client, user: string, action: string): Promise<string> {
@@ -130,7 +140,7 @@ describe('what a call costs Temporal', () => {
     }
   });
 
-  it('an approved write runs once, its webhook started without a child or a failed task', async () => {
+  it('an approved write runs once, its webhooks started without a child or a failed task', async () => {
     const input = { title: `history ${String(Date.now())}` };
     const held = await stack.run('acme.create_task', { user: 'u_history', input });
     expect(held.status).toBe(403);
@@ -150,11 +160,16 @@ describe('what a call costs Temporal', () => {
     await stack.api.temporal.workflow.getHandle(workflowId).result();
     const shape = await summary(stack.api.temporal, workflowId);
     expect(shape.failedTasks).toBe(0);
-    // approval.requested is still a child; approval.decided is not.
-    expect(shape.children).toBe(1);
-    const delivery = await stack.api.temporal.workflow
-      .getHandle(`webhook/approval.decided/${approvalId}`)
-      .describe();
-    expect(delivery.type).toBe('approvalDecidedWebhook');
+    // Both deliveries are started from local activities (approval.requested since issue 20).
+    expect(shape.children).toBe(0);
+    for (const [kind, type] of [
+      ['approval.requested', 'approvalRequestedWebhook'],
+      ['approval.decided', 'approvalDecidedWebhook'],
+    ]) {
+      const delivery = await stack.api.temporal.workflow
+        .getHandle(`webhook/${kind}/${approvalId}`)
+        .describe();
+      expect(delivery.type).toBe(type);
+    }
   });
 });
