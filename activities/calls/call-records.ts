@@ -10,7 +10,7 @@ import type {
   CallTargetInput,
   KeptAnswer,
 } from '../../workflows/call-types.js';
-import { answerToKeep, type CallKey } from '../db/call-idempotency-keys.js';
+import { answerToKeep, callKey } from '../db/call-idempotency-keys.js';
 import { approvalView, consumeApproval, openApproval, settleApproval } from '../db/approvals.js';
 import { approvalRequest } from './approval-request.js';
 import { insertAuditEvents, writeRunAuditEvents, type NewAuditEvent } from '../db/audit-events.js';
@@ -118,16 +118,6 @@ export interface RunRecordDeps {
 
 /** A call's final answer (see finalForKey), to keep under its Idempotency-Key. */
 export type FinalAnswer = Pick<KeptAnswer, 'answer' | 'decision'>;
-
-/** The key of a call that has one. */
-export function callKey(call: CallRequest, key: string): CallKey {
-  return {
-    environmentId: call.environmentId,
-    agentId: call.agentId,
-    key,
-    fingerprint: call.fingerprint,
-  };
-}
 
 export interface OpenApprovalInput {
   workflowId: string;

@@ -4,12 +4,12 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../../infra/config.js';
 import type { PolicyDocument } from '../../workflows/policy.js';
 import {
+  callKey,
   keptAnswerOf,
   keptAnswerSubquery,
   type KeptAnswerRow,
 } from '../db/call-idempotency-keys.js';
 import { listPolicies } from '../db/policies.js';
-import { callKey } from './call-records.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
 import { policyVerdict } from './policy-verdict.js';
 

@@ -1,6 +1,11 @@
 import type { Db } from '../../infra/database/client.js';
 import { open, seal, type Keyring } from '../../infra/encryption.js';
-import type { AuditDecision, CallAnswer, KeptAnswer } from '../../workflows/call-types.js';
+import type {
+  AuditDecision,
+  CallAnswer,
+  CallRequest,
+  KeptAnswer,
+} from '../../workflows/call-types.js';
 import { IDEMPOTENCY_RETENTION_SECONDS } from './idempotency-keys.js';
 
 /** A governed call's `Idempotency-Key`: whose it is, and which call it names (issue 19.1). */
@@ -10,6 +15,19 @@ export interface CallKey {
   key: string;
   /** The call's identity (api/calls/fingerprint.ts), the key included. */
   fingerprint: string;
+}
+
+/** The key of a call that has one. */
+export function callKey(
+  call: Pick<CallRequest, 'environmentId' | 'agentId' | 'fingerprint'>,
+  key: string,
+): CallKey {
+  return {
+    environmentId: call.environmentId,
+    agentId: call.agentId,
+    key,
+    fingerprint: call.fingerprint,
+  };
 }
 
 export type CallKeyClaim =

@@ -14,9 +14,9 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { callKey, recordCallAudit } from '../../activities/calls/call-records.js';
+import { recordCallAudit } from '../../activities/calls/call-records.js';
 import { recordReplayAudit } from '../../activities/calls/replay-audit.js';
-import { claimCallKey } from '../../activities/db/call-idempotency-keys.js';
+import { callKey, claimCallKey } from '../../activities/db/call-idempotency-keys.js';
 import {
   approvalView,
   findStandingApproval,
