@@ -8,6 +8,7 @@ import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { uuidString } from '../http/ids.js';
 import { parse } from '../http/validate.js';
+import { sessionUrl } from '../mcp/session-address.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 import { iso } from '../presenters/timestamps.js';
 
@@ -83,7 +84,7 @@ const sessionSchema = z
     id: z.string(),
     url: z.url().meta({
       description:
-        'The MCP server address (Streamable HTTP) for the user; it carries the secret, shown only now',
+        'The MCP server address (Streamable HTTP) for the user, `<PUBLIC_URL>/mcp/gkmcp_…/mcp`: the secret is in its path, shown only now. Give it to the client as it is; the address without the final `/mcp` answers too.',
     }),
     expires_at: z.iso.datetime(),
   })
@@ -169,7 +170,7 @@ export function mcpSessionRoutes(deps: ApiDeps): Router {
     });
     res.status(201).json({
       id: session.id,
-      url: `${deps.config.api.publicUrl}/mcp/${secret}`,
+      url: sessionUrl(deps.config.api.publicUrl, secret),
       expires_at: iso(session.expiresAt),
     });
   });

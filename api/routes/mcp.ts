@@ -14,11 +14,8 @@ import { jsonRpcErrorBodies } from '../mcp/json-rpc-errors.js';
 import { keyPrincipal, sessionPrincipal, type McpPrincipal } from '../mcp/principal.js';
 import { guardRequestParams, refuseEmptyBatch } from '../mcp/request-guards.js';
 import { mcpServer } from '../mcp/server.js';
+import { KEY_PATH, SESSION_PATH, requireSomeCredential } from '../mcp/session-address.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
-
-/** The two addresses: a minted session's (the secret in the path) and the plain-key one. */
-const SESSION_PATH = '/mcp/:secret';
-const KEY_PATH = '/mcp';
 
 /**
  * What the client declared at `initialize`, from the signed `Mcp-Session-Id` it sends back. An
@@ -124,7 +121,16 @@ export function mcpRoutes(
       return principal;
     }),
   );
-  router.all(KEY_PATH, ...parsed, limited(authenticate(deps.sql)), serve(keyPrincipal));
+  const keyCheck = authenticate(deps.sql);
+  router.all(
+    KEY_PATH,
+    ...parsed,
+    limited((req, res, next) => {
+      requireSomeCredential(req);
+      return keyCheck(req, res, next);
+    }),
+    serve(keyPrincipal),
+  );
   router.use([KEY_PATH, SESSION_PATH], jsonRpcErrorBodies);
   return router;
 }

@@ -41,7 +41,7 @@ describe('minting a session', () => {
     expect(answer.status).toBe(201);
     expect(Object.keys(answer.body).sort()).toEqual(['expires_at', 'id', 'url']);
     const url = String(answer.body.url);
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:0\/mcp\/gkmcp_[A-Za-z0-9_-]{32}$/);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:0\/mcp\/gkmcp_[A-Za-z0-9_-]{32}\/mcp$/);
     const lifetime = Date.parse(String(answer.body.expires_at)) - Date.now();
     expect(lifetime).toBeGreaterThan(24 * 3600_000 - 60_000);
     expect(lifetime).toBeLessThanOrEqual(24 * 3600_000);
@@ -50,7 +50,7 @@ describe('minting a session', () => {
       select secret_hash, agent_id, key_id from mcp_sessions where id = ${String(answer.body.id)}`;
     expect(row?.agentId).toBe('test-agent');
     expect(row?.keyId).toBe(stack.key.id);
-    expect(row?.secretHash.toString('hex')).not.toContain(url.split('/').at(-1));
+    expect(row?.secretHash.toString('hex')).not.toContain(url.split('/').at(-2));
   });
 
   it.each([
@@ -349,7 +349,7 @@ describe('the session’s end', () => {
   it('an address that was never minted is 401 too', async () => {
     const session = await mintSession(stack, { user: 'u_ann' });
     const forged = new URL(session.address);
-    forged.pathname = `/mcp/gkmcp_${'A'.repeat(32)}`;
+    forged.pathname = `/mcp/gkmcp_${'A'.repeat(32)}/mcp`;
     await refusedWith401({ ...session, address: forged }, /unknown/);
   });
 });
@@ -400,7 +400,8 @@ describe('the endpoint', () => {
     expect(initialized.status).toBe(200);
     expect(initialized.headers.get('mcp-session-id')).toMatch(/^[\x21-\x7e]+$/);
 
-    const secret = session.address.pathname.split('/').at(-1) ?? '';
+    const secret = session.address.pathname.split('/').at(-2) ?? '';
+    expect(secret).toMatch(/^gkmcp_/);
     const logs = stack.api.logs.join('\n');
     expect(logs).not.toContain(secret);
     expect(logs).toContain('/mcp/[token]');
