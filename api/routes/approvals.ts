@@ -136,8 +136,22 @@ export const listApprovalsQuery = z
   .strictObject({ ...filters, ...pageQuery('cursor') })
   .meta({ id: 'ListApprovalsQuery' });
 const listApprovalsManagementQuery = z
-  .strictObject({ ...filters, ...pageQuery('nextCursor') })
+  .strictObject({ ...filters, ...pageQuery('cursor') })
   .meta({ id: 'list_approvals_input' });
+
+/**
+ * Until issue 20 this list answered a `business` key with `nextCursor` only, where every other
+ * connected-user list answers `cursor` to every key. Both now carry the same value; `nextCursor`
+ * goes after this date (README, "Decide as a person").
+ */
+export const NEXT_CURSOR_SENT_UNTIL = '2027-05-31';
+const nextCursorField = z
+  .string()
+  .nullable()
+  .meta({
+    description: `The same as \`cursor\`, still sent until ${NEXT_CURSOR_SENT_UNTIL} for clients written before \`cursor\` was; read \`cursor\`.`,
+    deprecated: true,
+  });
 
 const decideNote =
   'The agent whose call is held can never decide it, and when `requested_from` names deciders only they may (403 `insufficient_access`). ' +
@@ -156,7 +170,8 @@ registerConnectedUserOperation({
   summary: 'List approvals, newest first: the approvers’ inbox',
   description:
     'Filter by `status`, `requested_from` (what waits for one decider), `agent`, `user` and `action`; pass `cursor` from one page to get the next. ' +
-    'Each record shows exactly what will run once approved. Needs scope `approvals:read`. A `business` key gets the management shape `{data, nextCursor}`.',
+    'Each record shows exactly what will run once approved. Needs scope `approvals:read`. ' +
+    `A \`business\` key gets the management shape \`{data, cursor, nextCursor}\`, \`nextCursor\` the same as \`cursor\` until ${NEXT_CURSOR_SENT_UNTIL}.`,
   request: { query: listApprovalsQuery },
   response: z.object({ data: z.array(approvalSchema), cursor: z.string().nullable() }),
   errors: [],
@@ -199,11 +214,18 @@ registerManagementOperation({
   operationId: 'list_approvals',
   summary: 'List approvals, newest first: the approvers’ inbox',
   description:
-    'Filter by `status`, `requested_from` (what waits for one decider), `agent`, `user` and `action`; pass `nextCursor` from one page to get the next.',
+    'Filter by `status`, `requested_from` (what waits for one decider), `agent`, `user` and `action`; pass `cursor` from one page to get the next, as on every connected-user list. ' +
+    `\`nextCursor\` is the same value, sent until ${NEXT_CURSOR_SENT_UNTIL}.`,
   scope: 'approvals:read',
   request: { query: listApprovalsManagementQuery },
   output: z.array(approvalSchema).meta({ id: 'list_approvals_output' }),
-  envelope: { nextCursor: z.string().nullable() },
+  envelope: {
+    cursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass as `cursor` for the next page; null on the last' }),
+    nextCursor: nextCursorField,
+  },
 });
 registerManagementOperation({
   method: 'get',
@@ -281,7 +303,7 @@ export function approvalRoutes(deps: ApiDeps): Router {
         ...presentApproval(approval),
         policy_in_force: inForce(approval),
       }));
-      res.json(business ? { data, nextCursor: cursor } : { data, cursor });
+      res.json(business ? { data, cursor, nextCursor: cursor } : { data, cursor });
     },
   );
 
