@@ -34,6 +34,29 @@ describe('the app catalog', () => {
     }
   });
 
+  it('says what its destructive actions do in the words of a scope it asks for (issue 20)', () => {
+    // The connect page lists these words: a person who allows "Create and change your tasks"
+    // has also allowed deleting them, as the demo app's own consent page says.
+    // Notion has no scopes at all (its consent screen lists the integration's capabilities).
+    for (const app of listApps().filter((a) => a.oauth.defaultScopes.length > 0)) {
+      const writeWords = app.oauth.defaultScopes
+        .filter((scope) => app.oauth.scopeGrades[scope]?.includes('write'))
+        .map((scope) => app.oauth.scopeDescriptions?.[scope] ?? '');
+      for (const action of listActions().filter(
+        (a) => a.app === app.id && a.scope === 'destructive',
+      )) {
+        // delete_task → delete, trash_message → trash, archive_issue → archive.
+        const verb = action.name.split('_')[0] ?? '';
+        const said = writeWords.some((words) => new RegExp(`\\b${verb}`, 'i').test(words));
+        expect({ action: `${app.id}.${action.name}`, said, writeWords }).toEqual({
+          action: `${app.id}.${action.name}`,
+          said: true,
+          writeWords,
+        });
+      }
+    }
+  });
+
   it('turns acme inputs into requests to the task API', () => {
     const update = findAction('acme.update_task');
     expect(update?.input.safeParse({ id: 't/1', status: 'done' }).success).toBe(true);

@@ -86,7 +86,10 @@ describe('connect page', () => {
 
   it('says what happens and what is requested', () => {
     expect(page).toContain('<title>Connect Acme Tasks to Acme Corp</title>');
-    expect(page).toContain('<h1>Connect Acme Tasks to Acme Corp</h1>');
+    // Each name is kept whole on one line (issue 20: "Connect Acme / Tasks to …").
+    expect(page).toContain(
+      '<h1>Connect <span class="keep">Acme Tasks</span> to <span class="keep">Acme Corp</span></h1>',
+    );
     expect(page).toContain('sent to Acme Tasks to sign in and approve access');
     expect(page).toContain('<strong>jane@acme.example</strong>');
     expect(page).toContain('Requested permissions');
@@ -111,7 +114,7 @@ describe('connect page', () => {
     });
     expect(worded).toContain('<span>Know which account you signed in with</span>');
     expect(worded).toContain('<span>See your tasks</span>');
-    expect(worded).toContain('<span>Create and change your tasks</span>');
+    expect(worded).toContain('<span>Create, change and delete your tasks</span>');
     expect(worded).not.toContain('tasks:read');
     expect(worded).not.toContain('openid');
     const calendar = renderConnectPage({
@@ -121,7 +124,9 @@ describe('connect page', () => {
       scopes: requestedScopes(findApp('google-calendar') as AppDefinition),
     });
     expect(calendar).toContain('<span>See the list of calendars you use</span>');
-    expect(calendar).toContain('<span>See and change events on your calendars</span>');
+    expect(calendar).toContain(
+      '<span>See, create, change and delete events on your calendars</span>',
+    );
     expect(calendar).not.toContain('googleapis.com');
     const mixed = renderConnectPage({
       branding: branding(),
@@ -158,7 +163,7 @@ describe('success page', () => {
       app,
       redirectUrl: 'https://acme.example/settings',
     });
-    expect(page).toContain('<h1>Acme Tasks is connected</h1>');
+    expect(page).toContain('<h1><span class="keep">Acme Tasks</span> is connected</h1>');
     expect(page).toContain('class="status status-success"><svg');
     expect(page).toContain('<path d="M20 6 9 17l-5-5" />');
     expect(page).toContain(

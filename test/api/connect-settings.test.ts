@@ -231,7 +231,9 @@ describe('the hosted connect page', () => {
     const first = await fetch(link.url);
     expect(first.status).toBe(200);
     const page = await first.text();
-    expect(page).toContain('<h1>Connect Acme Tasks to Northwind Ops</h1>');
+    expect(page).toContain(
+      '<h1>Connect <span class="keep">Acme Tasks</span> to <span class="keep">Northwind Ops</span></h1>',
+    );
     expect(page).toContain('--accent:#0f766e');
     expect(page).toContain('--radius:4px');
     expect(page).toContain('color-scheme:dark');
@@ -244,7 +246,9 @@ describe('the hosted connect page', () => {
       theme: { mode: 'light', radius: 0 },
     });
     const again = await (await fetch(link.url)).text();
-    expect(again).toContain('<h1>Connect Acme Tasks to Contoso &lt;Support&gt;</h1>');
+    expect(again).toContain(
+      '<h1>Connect <span class="keep">Acme Tasks</span> to <span class="keep">Contoso &lt;Support&gt;</span></h1>',
+    );
     expect(again).not.toContain('Northwind');
     expect(again).toContain('--accent:#be123c');
     expect(again).not.toContain('#0f766e');

@@ -91,7 +91,9 @@ describe('gatehouse approvals link', () => {
 
     const page = await fetch(url);
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain('billing-bot asks to run acme.create_task');
+    expect(await page.text()).toContain(
+      '<span class="keep">billing-bot</span> asks to run <span class="keep">acme.create_task</span>',
+    );
   });
 
   it('defaults to the generic link when the policy named no decider', async () => {

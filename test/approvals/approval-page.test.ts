@@ -104,7 +104,7 @@ describe('the hosted approval page', () => {
     const view = await stack.request(stack.key, 'GET', `/v1/approvals/${approvalId}`);
     const policy = view.body.policy as { rule: string };
     for (const shown of [
-      'page-bot asks to run acme.create_task',
+      '<span class="keep">page-bot</span> asks to run <span class="keep">acme.create_task</span>',
       'u_page',
       '<code>page</code> version 1',
       policy.rule.replace(/>/g, '&gt;'),
@@ -137,7 +137,7 @@ describe('the hosted approval page', () => {
     expectBrandedPage(page, 200);
     const escaped = body.replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
     for (const shown of [
-      'page-bot asks to run acme.proxy',
+      '<span class="keep">page-bot</span> asks to run <span class="keep">acme.proxy</span>',
       '<strong>POST</strong>',
       '/tasks?source=page',
       'x-review-note',
@@ -180,7 +180,7 @@ describe('the hosted approval page', () => {
     const decided = await post(url, { decision: 'approve', csrf });
     expectBrandedPage(decided, 200);
     expect(decided.text).toContain('<h1>Approved</h1>');
-    expect(decided.text).toContain('<strong>alice</strong>');
+    expect(decided.text).toContain('<strong class="keep">alice</strong>');
     expect(decided.text).toContain('runs, exactly once');
     expect(await approvalState(approvalId)).toEqual({ status: 'approved', decided_by: 'alice' });
     const [link] = await stack.db.sql<{ usedAt: Date | null }[]>`
@@ -190,7 +190,7 @@ describe('the hosted approval page', () => {
     const again = await post(url, { decision: 'reject', csrf });
     expectBrandedPage(again, 409);
     expect(again.text).toContain('This approval was already decided');
-    expect(again.text).toContain('approved by alice');
+    expect(again.text).toMatch(/approved by\s+<span class="keep">alice<\/span>/);
     expectBrandedPage(await open(url), 409);
     expect(await approvalState(approvalId)).toEqual({ status: 'approved', decided_by: 'alice' });
   });

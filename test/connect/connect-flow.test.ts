@@ -290,7 +290,7 @@ describe('the hosted connect flow', () => {
     // A reload in the same browser: the success page again, and still one connection.
     const reload = await returnToCallback(callback, jar);
     expect(reload.status).toBe(200);
-    expect(reload.html).toContain('Acme Tasks is connected');
+    expect(reload.html).toContain('<span class="keep">Acme Tasks</span> is connected');
     expect(await connectionsOf('u_reload')).toHaveLength(1);
 
     // Another browser, or none, with the same URL: the link is used.

@@ -1,7 +1,7 @@
 import type { ApprovalView } from '../../../workflows/call-types.js';
 import { html } from '../../connect/pages/html.js';
 import { renderLayout } from '../../connect/pages/layout.js';
-import { alertIcon, brandHeader, checkIcon, supportLine } from '../../connect/pages/parts.js';
+import { alertIcon, brandHeader, checkIcon, keep, supportLine } from '../../connect/pages/parts.js';
 import { resolveBranding } from '../../connect/pages/theme.js';
 import type { ConnectBranding } from '../../connect/pages/types.js';
 import { duration, utcTime } from './time.js';
@@ -19,10 +19,10 @@ export function renderDecidedPage(options: DecidedPageOptions): string {
   const branding = resolveBranding(options.branding);
   const { approval } = options;
   const approved = approval.status === 'approved';
-  const what = html`<strong>${approval.action}</strong> for ${approval.user}, asked by
-    ${approval.agent_id},`;
+  const what = html`<strong class="keep">${approval.action}</strong> for ${keep(approval.user)},
+    asked by ${keep(approval.agent_id)},`;
   const by = html`by
-    <strong>${approval.decided_by ?? 'unknown'}</strong>
+    <strong class="keep">${approval.decided_by ?? 'unknown'}</strong>
     ${approval.decided_at ? html`at ${utcTime(approval.decided_at)}` : null}`;
 
   const card = html`${brandHeader(branding)}

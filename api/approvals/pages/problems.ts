@@ -1,6 +1,9 @@
 import type { ApprovalView } from '../../../workflows/call-types.js';
 import { renderErrorPage } from '../../connect/pages/error.js';
+import { html, type Html } from '../../connect/pages/html.js';
+import { keep } from '../../connect/pages/parts.js';
 import type { ConnectBranding } from '../../connect/pages/types.js';
+import { utcTime } from './time.js';
 
 /** Why a decision link cannot be used now; each is one branded page (never JSON). */
 export type ApprovalProblem =
@@ -17,15 +20,14 @@ export type ApprovalProblem =
   | 'service_unavailable'
   | 'internal_error';
 
-const when = (iso: string | null) =>
-  iso ? ` at ${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC` : '';
+const when = (iso: string | null): Html | null => (iso ? html` at ${utcTime(iso)}` : null);
 
 const PROBLEMS: Record<
   ApprovalProblem,
   {
     status: number;
     title: string;
-    message: (approval: ApprovalView | null, detail: string) => string;
+    message: (approval: ApprovalView | null, detail: string) => Html | string;
   }
 > = {
   link_invalid: {
@@ -38,7 +40,8 @@ const PROBLEMS: Record<
     status: 410,
     title: 'This approval has expired',
     message: (approval) =>
-      `Nobody decided before it expired${when(approval?.expires_at ?? null)}, so the call did not run. If the agent asks again, a new approval is requested.`,
+      html`Nobody decided before it expired${when(approval?.expires_at ?? null)}, so the call did
+      not run. If the agent asks again, a new approval is requested.`,
   },
   approval_cancelled: {
     status: 410,
@@ -51,7 +54,8 @@ const PROBLEMS: Record<
     title: 'This approval was already decided',
     message: (approval) =>
       approval?.decided_by
-        ? `It was ${approval.status} by ${approval.decided_by}${when(approval.decided_at)}. A decision cannot be changed.`
+        ? html`It was ${approval.status} by
+          ${keep(approval.decided_by)}${when(approval.decided_at)}. A decision cannot be changed.`
         : 'A decision cannot be changed.',
   },
   decider_refused: {

@@ -1,6 +1,6 @@
 import type { ApprovalView } from '../../../workflows/call-types.js';
 import { html, type Html } from '../../connect/pages/html.js';
-import { alertIcon, brandHeader, lockIcon, supportLine } from '../../connect/pages/parts.js';
+import { alertIcon, brandHeader, keep, lockIcon, supportLine } from '../../connect/pages/parts.js';
 import { resolveBranding } from '../../connect/pages/theme.js';
 import type { ConnectBranding } from '../../connect/pages/types.js';
 import { GENERIC_APPROVER } from '../../../activities/approvals/link-token.js';
@@ -40,7 +40,9 @@ function facts(approval: ApprovalView, approver: string): Html {
     <dt>Valid until</dt>
     <dd>${utcTime(approval.expires_at)}</dd>
     <dt>Deciding as</dt>
-    <dd>${approver}${approver === GENERIC_APPROVER ? ' (anyone holding this link)' : null}</dd>
+    <dd>
+      ${keep(approver)}${approver === GENERIC_APPROVER ? ' (anyone holding this link)' : null}
+    </dd>
     <dt>Approval</dt>
     <dd><code>${approval.id}</code></dd>
   </dl>`;
@@ -55,7 +57,7 @@ function decisionForm(options: ReviewPageOptions): Html {
       </div>
     </form>
     <p class="fine">
-      ${lockIcon(12)}Your decision is final and recorded as ${options.approver}. Approved, the
+      ${lockIcon(12)}Your decision is final and recorded as ${keep(options.approver)}. Approved, the
       agent&rsquo;s next identical call runs once; rejected, it does not run.
     </p>`;
 }
@@ -71,7 +73,7 @@ export function renderReviewPage(options: ReviewPageOptions): string {
   const refusal = options.refusal ?? null;
   const card = html`${brandHeader(branding)}
     <p class="eyebrow">Approval requested</p>
-    <h1>${approval.agent_id} asks to run ${approval.action}</h1>
+    <h1>${keep(approval.agent_id)} asks to run ${keep(approval.action)}</h1>
     <p class="lead">
       The call is held until someone decides. Nothing runs unless it is approved, and what runs is
       exactly what is shown here.

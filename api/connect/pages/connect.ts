@@ -1,6 +1,6 @@
 import { html, safeUrl, type Html } from './html.js';
 import { renderLayout } from './layout.js';
-import { checkIcon, initial, linkIcon, lockIcon, supportLine } from './parts.js';
+import { checkIcon, initial, keep, linkIcon, lockIcon, supportLine } from './parts.js';
 import { resolveBranding, type ResolvedBranding } from './theme.js';
 import type { AppInfo, ConnectBranding, RequestedScope } from './types.js';
 
@@ -71,7 +71,7 @@ export function renderConnectPage(options: ConnectPageOptions): string {
         ><i></i>${linkIcon(16)}<i></i></span
       ><span class="tile tile-app" aria-hidden="true">${initial(appName)}</span>
     </div>
-    <h1>Connect ${appName} to ${displayName}</h1>
+    <h1>Connect ${keep(appName)} to ${keep(displayName)}</h1>
     <p class="lead">
       You&rsquo;ll be sent to ${appName} to sign in and approve access. You can revoke it at any
       time.

@@ -1,4 +1,4 @@
-import { html, safeUrl } from './html.js';
+import { html, safeUrl, type Html } from './html.js';
 import { renderLayout } from './layout.js';
 import { alertIcon, brandHeader, supportLabel, supportLine } from './parts.js';
 import { resolveBranding } from './theme.js';
@@ -11,7 +11,7 @@ export interface ErrorPageOptions {
   /** Short and human, e.g. "This link has expired". */
   title: string;
   /** What the user can do about it, e.g. "Ask Acme Corp for a new link." */
-  message: string;
+  message: string | Html;
   /** Machine-readable, shown small so that support can look the failure up. */
   code: string;
   retryUrl?: string;

@@ -40,6 +40,11 @@ export const linkIcon = (size: number): Html =>
       />`,
   );
 
+/** A date, an id or a name that must read as one word: kept on one line where it fits. */
+export function keep(text: string): Html {
+  return html`<span class="keep">${text}</span>`;
+}
+
 /** A first letter to stand in for a missing logo; decorative, as the name is always in text. */
 export function initial(name: string): string {
   return (Array.from(name.trim())[0] ?? '?').toUpperCase();

@@ -1,7 +1,10 @@
 /**
  * The static rules of every connect page. Pages are served under a CSP without external
  * sources and must render offline, so everything is inline and the fonts are system fonts.
- * Branding enters only through the custom properties set in theme.ts.
+ * Branding enters only through the custom properties set in theme.ts. Dates, ids and names
+ * (`time`, `.keep`) are kept whole on one line where they fit: a hyphen is a line-break
+ * opportunity, and "2026-/11-25" or "demo-/agent" reads as two words (issue 20). Longer than
+ * a line, they still wrap inside themselves rather than overflow.
  */
 export const BASE_CSS = `
 *,*::before,*::after{box-sizing:border-box}
@@ -9,6 +12,7 @@ html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
 body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;padding:40px 16px;background:var(--page);color:var(--text);font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;font-size:15px;line-height:1.5;-webkit-font-smoothing:antialiased}
 main{width:100%;max-width:440px}
 .card{background:var(--card);border:1px solid var(--border);border-radius:calc(var(--radius) + 6px);box-shadow:var(--shadow);padding:36px 32px 28px;text-align:center}
+time,.keep{display:inline-block;max-width:100%}
 h1{margin:0 0 8px;font-size:22px;line-height:1.3;font-weight:650;letter-spacing:-.01em;text-wrap:balance;overflow-wrap:anywhere}
 h2{margin:0 0 12px;font-size:12px;line-height:1.4;font-weight:600;letter-spacing:.06em;text-transform:uppercase;color:var(--subtle)}
 p{margin:0}

@@ -1,6 +1,6 @@
 import { html, safeUrl } from './html.js';
 import { renderLayout } from './layout.js';
-import { brandHeader, checkIcon } from './parts.js';
+import { brandHeader, checkIcon, keep } from './parts.js';
 import { resolveBranding } from './theme.js';
 import type { AppInfo, ConnectBranding } from './types.js';
 
@@ -19,7 +19,7 @@ export function renderSuccessPage(options: SuccessPageOptions): string {
 
   const card = html`${brandHeader(branding)}
     <div class="status status-success">${checkIcon(28)}</div>
-    <h1>${appName} is connected</h1>
+    <h1>${keep(appName)} is connected</h1>
     <p class="lead">${displayName} can now work with your ${appName} account.</p>
     ${
       redirectUrl === null

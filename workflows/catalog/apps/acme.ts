@@ -19,7 +19,8 @@ export const acme: AppDefinition = {
     scopeDescriptions: {
       openid: 'Know which account you signed in with',
       'tasks:read': 'See your tasks',
-      'tasks:write': 'Create and change your tasks',
+      // As the demo app's consent page says: the write scope deletes too (DELETE /tasks/:id).
+      'tasks:write': 'Create, change and delete your tasks',
     },
     scopeSeparator: ' ',
     tokenEndpointAuthMethod: 'client_secret_basic',

@@ -22,8 +22,11 @@ export const github: AppDefinition = {
       'read:user': ['read'],
     },
     scopeDescriptions: {
-      repo: 'See and change your repositories, public and private: code, issues, pull requests',
-      public_repo: 'See and change your public repositories: code, issues, pull requests',
+      // Full control of repositories' contents (deleting a comment, a branch, a file), not of
+      // the repositories themselves (that is `delete_repo`).
+      repo: 'See, change and delete code, issues and pull requests in all your repositories',
+      public_repo:
+        'See, change and delete code, issues and pull requests in your public repositories',
       'read:user': 'See your profile',
     },
     // The token response lists granted scopes comma-separated ("repo,gist"); the authorize URL

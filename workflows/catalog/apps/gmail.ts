@@ -23,11 +23,13 @@ export const gmail: AppDefinition = {
     },
     scopeDescriptions: {
       'https://www.googleapis.com/auth/gmail.modify':
-        'Read, write, send and organise your email, without deleting it for good',
+        'Read, write, send, label and trash your email, but not delete it for good',
       'https://www.googleapis.com/auth/gmail.readonly': 'Read your email and its settings',
-      'https://www.googleapis.com/auth/gmail.compose': 'Write drafts and send email',
+      'https://www.googleapis.com/auth/gmail.compose':
+        'Write, change and delete drafts, and send email',
       'https://www.googleapis.com/auth/gmail.send': 'Send email as you',
-      'https://www.googleapis.com/auth/gmail.labels': 'See and change your email labels',
+      'https://www.googleapis.com/auth/gmail.labels':
+        'See, create, change and delete your email labels',
       'https://mail.google.com/': 'Read, write, send and delete all your email for good',
     },
     scopeSeparator: ' ',

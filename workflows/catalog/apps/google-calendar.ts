@@ -24,7 +24,8 @@ export const googleCalendar: AppDefinition = {
     scopeDescriptions: {
       'https://www.googleapis.com/auth/calendar.calendarlist.readonly':
         'See the list of calendars you use',
-      'https://www.googleapis.com/auth/calendar.events': 'See and change events on your calendars',
+      'https://www.googleapis.com/auth/calendar.events':
+        'See, create, change and delete events on your calendars',
       'https://www.googleapis.com/auth/calendar.events.readonly': 'See events on your calendars',
       'https://www.googleapis.com/auth/calendar.readonly': 'See your calendars and their events',
       'https://www.googleapis.com/auth/calendar':

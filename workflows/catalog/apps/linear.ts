@@ -22,7 +22,7 @@ export const linear: AppDefinition = {
     },
     scopeDescriptions: {
       read: 'See the issues, projects and comments of your workspace',
-      write: 'Create and change issues, projects and comments as you',
+      write: 'Create, change, archive and delete issues, projects and comments as you',
       'issues:create': 'Create issues',
       'comments:create': 'Write comments',
     },

@@ -29,7 +29,8 @@ export const slack: AppDefinition = {
       'groups:read': 'See the private channels it is added to',
       'groups:history': 'Read messages in the private channels it is added to',
       'reactions:read': 'See emoji reactions to messages',
-      'chat:write': 'Send messages as the app',
+      // chat.update and chat.delete need no other scope.
+      'chat:write': 'Send, edit and delete messages as the app',
       'reactions:write': 'Add and remove emoji reactions',
     },
     scopeSeparator: ',',
