@@ -75,22 +75,39 @@ function onClientError(error: Error & { code?: string }, socket: Socket): void {
   socket.setTimeout(5_000, () => socket.destroy());
 }
 
-/** Starts listening; `close` stops taking requests and waits for those in flight. */
+/**
+ * The API's HTTP server, answering nothing yet. `gatehouse dev` makes it and binds its port
+ * before anything else starts, so no other program can take the port while the rest starts
+ * (issue 20); `startApiServer` then gives it the app.
+ */
+export function createApiHttpServer(): Server {
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES });
+  server.on('clientError', onClientError);
+  return server;
+}
+
+/**
+ * Starts answering: on `listen`, a port (`deps.config.api.port` by default) bound here, or a
+ * server from `createApiHttpServer` already listening. `close` stops taking requests and waits
+ * for those in flight.
+ */
 export async function startApiServer(
   deps: ApiDeps,
-  port = deps.config.api.port,
+  listen: number | Server = deps.config.api.port,
 ): Promise<RunningApi> {
-  const server: Server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, createApp(deps));
-  server.on('clientError', onClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, deps.config.api.host, () => {
-      server.off('error', reject);
-      resolve();
+  const server = typeof listen === 'number' ? createApiHttpServer() : listen;
+  if (typeof listen === 'number') {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(listen, deps.config.api.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  }
+  server.on('request', createApp(deps));
   const address = server.address();
-  const boundPort = address && typeof address === 'object' ? address.port : port;
+  const boundPort = address && typeof address === 'object' ? address.port : deps.config.api.port;
   return {
     url: `http://${deps.config.api.host}:${boundPort}`,
     close: () =>

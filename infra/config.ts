@@ -71,6 +71,9 @@ const schema = z.object({
   /** Where operators open the Temporal Web UI (e.g. `http://127.0.0.1:8233`): the one origin the
    * codec endpoint answers cross-origin requests from, with credentials. Unset: none. */
   TEMPORAL_UI_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Set by `gatehouse dev`, whose banner prints a one-step sign-in link for the Temporal UI:
+   * the codec endpoint's refusals and sign-in page then point to it (issue 20). */
+  CODEC_DEV_SIGN_IN_LINK: z.stringbool().default(false),
   /** How long a request waits for Temporal to take its call or decision; one not taken by then
    * is refused by the workflow, never applied later (issue 11). */
   REQUEST_DEADLINE_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
@@ -198,6 +201,8 @@ export interface Config {
     apiKey: string | undefined;
     /** The Temporal UI's origin (TEMPORAL_UI_URL), or null when none is configured. */
     uiOrigin: string | null;
+    /** Whether a `gatehouse dev` banner offers a one-step codec sign-in link (issue 20). */
+    devSignInLink: boolean;
   };
   api: { host: string; port: number; publicUrl: string; bodyLimitBytes: number };
   upstream: { timeoutMs: number };
@@ -258,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tlsKeyPath: c.TEMPORAL_TLS_KEY_PATH,
       apiKey: c.TEMPORAL_API_KEY,
       uiOrigin: c.TEMPORAL_UI_URL ? new URL(c.TEMPORAL_UI_URL).origin : null,
+      devSignInLink: c.CODEC_DEV_SIGN_IN_LINK,
     },
     api: {
       host: c.API_HOST,

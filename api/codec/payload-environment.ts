@@ -19,6 +19,8 @@ export async function refuseOtherEnvironments(
   caller: Caller,
   payloads: readonly Payload[],
   log: Logger,
+  /** Where the refusal leads: the sign-in page, and `gatehouse dev`'s one step (issue 20.4). */
+  advice: { signInAt: string; devHint: string },
 ): Promise<void> {
   const sealed = payloads.filter(isEncrypted);
   if (sealed.length === 0) return;
@@ -40,6 +42,7 @@ export async function refuseOtherEnvironments(
     'These workflow payloads do not open here. Payloads open only for a full key of the ' +
       'environment whose workflow they belong to: those of another environment, and those ' +
       'that name no workflow (sealed before payloads named their workflow, or by /codec/encode), ' +
-      'do not.',
+      `do not. To read a workflow's payloads, sign in at ${advice.signInAt} with a full key of ` +
+      `its environment.${advice.devHint}`,
   );
 }

@@ -41,7 +41,8 @@ import { callerOf } from '../http/authorize.js';
  * against the client's address like wrong keys at `/v1` (`limited`: api/http/rate-limit.ts).
  */
 export const CODEC_PATH = '/codec';
-const SESSION_PATH = `${CODEC_PATH}/session`;
+export const CODEC_SESSION_PATH = `${CODEC_PATH}/session`;
+const SESSION_PATH = CODEC_SESSION_PATH;
 const SESSION_COOKIE = 'gatehouse_codec';
 const SESSION_SECONDS = 8 * 3600;
 /** Associated data of the sealed session, so no other sealed value passes for one. */
@@ -111,8 +112,25 @@ export function codecRoutes(
   const secureCookie = publicUrl.protocol === 'https:';
   // A payload is at most about two bodies (BODY_LIMIT_BYTES) once sealed, and base64 in JSON.
   const bodyLimit = 4 * config.api.bodyLimitBytes + MIB;
-  const page = (options: Omit<SessionPageOptions, 'endpoint'>) =>
-    sessionPage({ ...options, endpoint: `${config.api.publicUrl}${CODEC_PATH}` });
+  const devSignInLink = config.temporal.devSignInLink;
+  /** Whether a request came to the UI's own origin: `gatehouse dev` serves /codec there too. */
+  const atUiOrigin = (req: Request) =>
+    uiOrigin !== null && `${req.protocol}://${req.get('host') ?? ''}` === uiOrigin;
+  const page = (req: Request, options: Pick<SessionPageOptions, 'state' | 'problem'>) =>
+    sessionPage({
+      ...options,
+      endpoint: `${config.api.publicUrl}${CODEC_PATH}`,
+      // With gatehouse dev the UI's codec is on its own origin: nothing to configure there.
+      uiReads: atUiOrigin(req) || (devSignInLink && uiOrigin !== null) ? uiOrigin : null,
+      devSignInLink,
+    });
+  /** Where a refused request leads (issue 20.4): the sign-in page, at the address it came to. */
+  const signInAt = (req: Request) =>
+    `${atUiOrigin(req) && uiOrigin ? uiOrigin : config.api.publicUrl}${SESSION_PATH}`;
+  /** And with `gatehouse dev`, the one step its banner offers. */
+  const devHint = devSignInLink
+    ? ' With gatehouse dev, the "UI sign-in" link its banner prints does that in one step.'
+    : '';
 
   function sessionCookie(value: string, maxAge: number): string {
     const attributes = [
@@ -151,14 +169,15 @@ export function codecRoutes(
       throw new InvalidApiKeyError(
         presented !== undefined || cookieValue(req, SESSION_COOKIE) !== undefined
           ? 'The API key is wrong or revoked, or the codec session has ended: sign in again at ' +
-              `${config.api.publicUrl}${SESSION_PATH}.`
+              `${signInAt(req)}.${devHint}`
           : 'Decoding workflow payloads needs a full API key: send "Authorization: Bearer <key>", ' +
-              `or sign in at ${config.api.publicUrl}${SESSION_PATH} for the Temporal UI.`,
+              `or, for the Temporal UI, sign in at ${signInAt(req)}.${devHint}`,
       );
     }
     if (caller.access !== 'full') {
       throw new InsufficientAccessError(
-        'Workflow payloads hold every call’s input and answer: reading them needs a key with full access.',
+        'Workflow payloads hold every call’s input and answer: reading them needs a key with ' +
+          `full access: send one, or sign in with one at ${signInAt(req)}.${devHint}`,
         { required_access: 'full' },
       );
     }
@@ -218,7 +237,12 @@ export function codecRoutes(
     }
     const { payloads } = parsed.data;
     const inputs = payloads.map(toPayload);
-    if (direction === 'decode') await refuseOtherEnvironments(sql, caller, inputs, req.log);
+    if (direction === 'decode') {
+      await refuseOtherEnvironments(sql, caller, inputs, req.log, {
+        signInAt: signInAt(req),
+        devHint,
+      });
+    }
     let converted;
     try {
       converted = direction === 'decode' ? await codec.decode(inputs) : await codec.encode(inputs);
@@ -250,7 +274,7 @@ export function codecRoutes(
   });
 
   router.get(SESSION_PATH, (req, res) => {
-    sendPage(res, 200, page({ state: sessionKey(req) ? 'signed-in' : 'sign-in' }), REFERRER);
+    sendPage(res, 200, page(req, { state: sessionKey(req) ? 'signed-in' : 'sign-in' }), REFERRER);
   });
 
   const formOf = (req: Request) =>
@@ -267,12 +291,12 @@ export function codecRoutes(
       // A form posted from another site is refused: nobody signs an operator in or out for them.
       const site = req.get('sec-fetch-site');
       if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-        sendPage(res, 403, page({ state: 'sign-in', problem: 'cross-site' }), REFERRER);
+        sendPage(res, 403, page(req, { state: 'sign-in', problem: 'cross-site' }), REFERRER);
         return;
       }
       if (formOf(req).action === 'sign-out') {
         res.set('Set-Cookie', sessionCookie('', 0));
-        sendPage(res, 200, page({ state: 'signed-out' }), REFERRER);
+        sendPage(res, 200, page(req, { state: 'signed-out' }), REFERRER);
         return;
       }
       next();
@@ -289,7 +313,7 @@ export function codecRoutes(
       const caller = callerOf(res);
       const key = formKey(req);
       if (caller.access !== 'full') {
-        sendPage(res, 403, page({ state: 'sign-in', problem: 'not-full' }), REFERRER);
+        sendPage(res, 403, page(req, { state: 'sign-in', problem: 'not-full' }), REFERRER);
         return;
       }
       const expiresAt = Date.now() + SESSION_SECONDS * 1000;
@@ -299,19 +323,19 @@ export function codecRoutes(
         'codec session started',
       );
       res.set('Set-Cookie', sessionCookie(sealed, SESSION_SECONDS));
-      sendPage(res, 200, page({ state: 'signed-in' }), REFERRER);
+      sendPage(res, 200, page(req, { state: 'signed-in' }), REFERRER);
     },
   );
 
   /** The sign-in form is a page: its refusals are pages too. */
-  const sessionRefused: ErrorRequestHandler = (err: unknown, _req, res, next) => {
+  const sessionRefused: ErrorRequestHandler = (err: unknown, req, res, next) => {
     if (!(err instanceof ApiError)) {
       next(err);
     } else if (err.code === 'invalid_api_key') {
-      sendPage(res, 401, page({ state: 'sign-in', problem: 'unknown-key' }), REFERRER);
+      sendPage(res, 401, page(req, { state: 'sign-in', problem: 'unknown-key' }), REFERRER);
     } else if (err.code === 'rate_limited') {
       res.set(err.headers);
-      sendPage(res, 429, page({ state: 'sign-in', problem: 'rate-limited' }), REFERRER);
+      sendPage(res, 429, page(req, { state: 'sign-in', problem: 'rate-limited' }), REFERRER);
     } else {
       next(err);
     }
@@ -346,31 +370,46 @@ const PROBLEMS = {
 const SESSION_CSS = `
 label{display:block;margin-top:20px;font-weight:600}
 input[type=password]{box-sizing:border-box;width:100%;margin-top:8px;padding:10px 12px;border:1px solid var(--border);border-radius:var(--radius);background:transparent;color:inherit;font:inherit}
-button.button{width:100%;border:0;cursor:pointer;font:inherit}
+button.button{width:100%;border:0;cursor:pointer;font:inherit;text-align:center}
 .problem{margin-top:16px;color:var(--danger)}
+.button.secondary{background:transparent;color:inherit;border:1px solid var(--border)}
 `;
 
 interface SessionPageOptions {
   state: 'sign-in' | 'signed-in' | 'signed-out';
   problem?: keyof typeof PROBLEMS;
-  /** What the UI's codec setting must say. */
+  /** What the UI's codec setting must say when it reads payloads from the API's own origin. */
   endpoint: string;
+  /** The UI's origin when it already reads payloads through a codec endpoint of its own origin
+   * (`gatehouse dev`'s, or a reverse proxy's): nothing to configure then, only to reload. */
+  uiReads: string | null;
+  /** Whether `gatehouse dev`'s banner offers a one-step sign-in link (issue 20). */
+  devSignInLink: boolean;
 }
 
 /** The sign-in page for the Temporal UI's codec; no scripts, the connect pages' strict CSP. */
 function sessionPage(options: SessionPageOptions): string {
-  const { state, problem, endpoint } = options;
+  const { state, problem, endpoint, uiReads, devSignInLink } = options;
   let card: Html;
   if (state === 'signed-in') {
+    const next = uiReads
+      ? html`<p>
+            The Temporal UI reads payloads through its own address, so there is nothing to set up
+            there: reload its page, or open it.
+          </p>
+          <p><a class="button" href="${uiReads}">Open the Temporal UI</a></p>`
+      : html`<p>
+          In the UI, open “Configure Codec Server”, choose “Use my browser setting”, enter
+          <code>${endpoint}</code> and tick “Include cross-origin credentials”.
+        </p>`;
     card = html`<h1>Temporal UI can decode</h1>
       <p>
         For the next 8 hours, this browser may read call inputs and app answers in the Temporal UI.
-        In the UI, open “Configure Codec Server”, choose “Use my browser setting”, enter
-        <code>${endpoint}</code> and tick “Include cross-origin credentials”.
       </p>
+      ${next}
       <form method="post">
         <input type="hidden" name="action" value="sign-out" />
-        <button class="button" type="submit">End the session</button>
+        <button class="button secondary" type="submit">End the session</button>
       </form>`;
   } else {
     card = html`<h1>${state === 'signed-out' ? 'Session ended' : 'Read payloads in Temporal'}</h1>
@@ -378,6 +417,13 @@ function sessionPage(options: SessionPageOptions): string {
         Workflow payloads are encrypted. Sign in with a full API key so that the Temporal UI, in
         this browser, can show them decoded.
       </p>
+      ${
+        devSignInLink &&
+        html`<p class="hint">
+          With <code>gatehouse dev</code>, one step does it: open the “UI sign-in” link its banner
+          prints (each start prints a new one). Or paste its admin key here.
+        </p>`
+      }
       ${problem && html`<p class="problem">${PROBLEMS[problem]}</p>`}
       <form method="post">
         <label for="key">Full API key</label>

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { pino } from 'pino';
 import type { ReplacedPort } from '../dev/dev-ports.js';
 import { dataDir } from '../dev/local-state.js';
+import type { DevStack, DevStackOptions } from '../dev/stack.js';
+import { DevStartError, startFailureHeadline, startFailureLines } from '../dev/start-failure.js';
 import { clearRunningStack, recordRunningStack } from '../dev/running-stack.js';
 import { devShellExports } from '../dev/shell-exports.js';
 import { terminalLogStream } from '../dev/terminal-log.js';
@@ -36,16 +38,21 @@ export function replacedPortLines(replaced: readonly ReplacedPort[]): string[] {
   ];
 }
 
-/** `gatehouse dev`: starts everything, prints where it is, and stops it all on Ctrl-C. */
-export async function runDev(): Promise<void> {
+/**
+ * `gatehouse dev`: starts everything, prints where it is, and stops it all on Ctrl-C. A start
+ * that fails says which component failed, why and what to do, in the terminal and in the log
+ * file (issue 20.1), and exits 1.
+ */
+export async function runDev(options: DevStackOptions = {}): Promise<void> {
   const logFile = path.join(dataDir, 'logs', 'gatehouse.log');
   await mkdir(path.dirname(logFile), { recursive: true });
+  const file = pino.destination({ dest: logFile, sync: false });
   // The file keeps every record as JSON; the terminal shows warnings and errors, one readable
   // line each, so the banner stays in view.
   const logger = createLogger(
     { level: process.env.LOG_LEVEL ?? 'info' },
     pino.multistream([
-      { level: 'trace', stream: pino.destination({ dest: logFile, sync: false }) },
+      { level: 'trace', stream: file },
       { level: 'warn', stream: terminalLogStream(process.stderr) },
     ]),
   );
@@ -53,10 +60,30 @@ export async function runDev(): Promise<void> {
     'Starting Gatehouse (embedded Postgres, Temporal dev server, worker, API, demo app):\n' +
       'about 8 s on an idle machine, up to 25 s on a busy one…',
   );
-  // Loaded here, not at the top: every other `gatehouse` command (`env`, `keys`, …) would
-  // otherwise load the API, the worker and the demo app just to start.
-  const { startDevStack, DEV_ENVIRONMENT, DEMO_APP, DEV_KEYS } = await import('../dev/stack.js');
-  const stack = await startDevStack(logger);
+  let stack: DevStack;
+  try {
+    // Loaded here, not at the top: every other `gatehouse` command (`env`, `keys`, …) would
+    // otherwise load the API, the worker and the demo app just to start.
+    const { startDevStack } = await import('../dev/stack.js');
+    stack = await startDevStack(logger, options);
+  } catch (error) {
+    // The record goes to the file alone (the terminal gets the lines below), written before
+    // the process ends.
+    createLogger({ level: 'info' }, file).fatal(
+      {
+        err: error instanceof DevStartError ? error.cause : error,
+        ...(error instanceof DevStartError
+          ? { component: error.component, remedy: error.remedy }
+          : {}),
+      },
+      startFailureHeadline(error),
+    );
+    file.flushSync();
+    console.error(`\n${startFailureLines(error, shown(logFile)).join('\n')}`);
+    process.exitCode = 1;
+    return;
+  }
+  const { DEV_ENVIRONMENT, DEMO_APP, DEV_KEYS } = await import('../dev/stack.js');
   // From the process's own start, so loading the sources counts too: what the user waited.
   const seconds = process.uptime().toFixed(1);
   const { agentKey: agent, adminKey: admin } = DEV_KEYS;
@@ -76,6 +103,12 @@ export async function runDev(): Promise<void> {
       `  API           ${stack.apiUrl}`,
       `  API docs      ${stack.docsUrl}`,
       `  Temporal UI   ${stack.temporalUiUrl ?? '(external cluster: see its own UI)'}`,
+      // Payloads are sealed: this opens the UI able to read them, in one step (issue 20.4).
+      ...(stack.temporalUiSignInUrl
+        ? [
+            `  UI sign-in    ${stack.temporalUiSignInUrl}   (opens the Temporal UI with call inputs and answers decoded: signs this browser in with the admin key, 8 h)`,
+          ]
+        : []),
       `  Temporal      ${stack.temporalAddress}   (namespace ${process.env.TEMPORAL_NAMESPACE ?? 'default'}, task queue ${process.env.TEMPORAL_TASK_QUEUE ?? 'gatehouse'})`,
       `  Demo app      ${stack.demoAppUrl}   (app "${DEMO_APP}", OAuth client registered)`,
       `  Postgres      ${redactPassword(stack.databaseUrl)}${stack.externalDatabase ? '' : `   (embedded, data in ${shown(dataDir)})`}`,

@@ -77,7 +77,7 @@ program
   .description(
     'start the whole service locally with embedded defaults (Postgres, Temporal, demo app)',
   )
-  .action(action(runDev));
+  .action(action(() => runDev()));
 program
   .command('env')
   .description(

@@ -18,6 +18,11 @@ export { SUPPORTED_SCOPES } from './provider.js';
 export interface DemoAppOptions {
   /** 0 or undefined: a random free port. */
   port?: number;
+  /**
+   * A server already listening, used instead of binding `port`: `gatehouse dev` binds the port
+   * when it chooses it, so no other program can take it while the rest starts (issue 20).
+   */
+  server?: Server;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 3600. */
@@ -64,8 +69,10 @@ export async function startDemoApp(options: DemoAppOptions = {}): Promise<DemoAp
   let accessTokenTtlSeconds = positiveSeconds(options.accessTokenTtlSeconds ?? 3600);
 
   // The issuer contains the port, so the server must listen before the provider exists.
-  const server = createServer();
-  const port = await listen(server, options.port ?? 0, host);
+  const server = options.server ?? createServer();
+  const port = options.server
+    ? (options.server.address() as AddressInfo).port
+    : await listen(server, options.port ?? 0, host);
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   try {

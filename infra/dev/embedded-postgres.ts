@@ -56,7 +56,12 @@ async function exists(file: string): Promise<boolean> {
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<LocalPostgres> {
-  const log = options.onLog ?? (() => undefined);
+  // Its last lines say why it stopped ("could not bind …"): the error carries them.
+  let recent: string[] = [];
+  const log = (line: string) => {
+    recent = [...recent, line.trim()].filter(Boolean).slice(-6);
+    options.onLog?.(line);
+  };
   await mkdir(path.dirname(options.directory), { recursive: true });
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
@@ -87,9 +92,12 @@ export async function startEmbeddedPostgres(
   try {
     await server.start();
   } catch (error) {
+    const detail = error instanceof Error && error.message ? ` ${error.message}` : '';
+    const said = recent.length ? `\nPostgres said:\n${recent.join('\n')}` : '';
     throw new Error(
-      `Embedded Postgres did not start on port ${options.port} (data in ${options.directory}). ` +
-        `Is another Postgres using that folder or port? ${error instanceof Error ? error.message : ''}`.trim(),
+      `Embedded Postgres did not start on port ${options.port} (data in ${options.directory}).` +
+        detail +
+        said,
       { cause: error },
     );
   }

@@ -1,8 +1,11 @@
+import { createServer as createHttpServer } from 'node:http';
 import path from 'node:path';
 import { findCallerByKey, createApiKey, type NewApiKey } from '../../activities/db/api-keys.js';
 import { createAuthConfig, findEnabledAuthConfig } from '../../activities/db/auth-configs.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
-import { startApiServer } from '../../api/server.js';
+import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
+import { CODEC_PATH } from '../../api/routes/codec.js';
+import { createApiHttpServer, startApiServer } from '../../api/server.js';
 import { createWorker } from '../../worker/worker.js';
 import { LOCAL_DATABASE, localPostgresDir } from '../cli/cli-database.js';
 import { loadConfig, type Config } from '../config.js';
@@ -13,20 +16,26 @@ import type { Logger } from '../logger.js';
 import { connectClient, connectWorker } from '../temporal/connection.js';
 import { installTemporalRuntime } from '../temporal/runtime.js';
 import { resolveTemporalCli } from '../tools/temporal-binaries.js';
+import { closeServer } from './bind-port.js';
+import { pickDevPorts, SERVICES, type DevPorts, type ReplacedPort } from './dev-ports.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
-import { pickDevPorts, type ReplacedPort } from './dev-ports.js';
+import { freePort } from './free-port.js';
 import { dataDir, loadOrCreateLocalState, saveLocalState, type LocalState } from './local-state.js';
+import { startOnFreePorts } from './port-retry.js';
+import { startStep } from './start-failure.js';
+import { databaseRemedy, REMEDIES } from './start-remedies.js';
 import { startTemporalDevServer } from './temporal-dev-server.js';
+import { createTemporalUiFront } from './temporal-ui-front.js';
 
 export const DEV_ENVIRONMENT = 'development';
 export const DEMO_APP = 'acme';
-/** Where the hosted connect flow receives the OAuth redirect (served by the API). */
-import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 
 export interface DevStack {
   apiUrl: string;
   docsUrl: string;
   temporalUiUrl: string | null;
+  /** Opens the Temporal UI signed in to the codec with the admin key: payloads decoded. */
+  temporalUiSignInUrl: string | null;
   temporalAddress: string;
   demoAppUrl: string;
   databaseUrl: string;
@@ -83,12 +92,27 @@ async function seedDevelopment(
   return { agentKey, adminKey };
 }
 
+export interface DevStackOptions {
+  /** Runs once the ports are chosen, before Postgres and Temporal bind theirs (tests take
+   * ports here, as another program starting at that moment would). */
+  onPortsChosen?: (ports: DevPorts) => Promise<void>;
+}
+
 /**
  * `gatehouse dev`: the whole service on one machine with embedded defaults. Anything already
  * set in the environment (DATABASE_URL, TEMPORAL_ADDRESS, API_PORT, …) wins over the defaults.
+ *
+ * A start never dies of a port another program takes while it runs (issue 20.1): the servers of
+ * this process (API, demo app, the Temporal UI's front) bind their port when it is chosen and
+ * keep it; Postgres and Temporal, which bind theirs later, start again on a free port when theirs
+ * was taken, and the banner says so. Any other failure is a DevStartError naming the component
+ * and what to do.
  */
-export async function startDevStack(logger: Logger): Promise<DevStack> {
-  let state = await loadOrCreateLocalState();
+export async function startDevStack(
+  logger: Logger,
+  options: DevStackOptions = {},
+): Promise<DevStack> {
+  let state = await startStep('local state', REMEDIES.localState, loadOrCreateLocalState);
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const step of stops.reverse()) {
@@ -97,115 +121,194 @@ export async function startDevStack(logger: Logger): Promise<DevStack> {
       });
     }
   };
+  const ownTemporal = !process.env.TEMPORAL_ADDRESS;
+  const externalDatabase = Boolean(process.env.DATABASE_URL);
+  const servers = {
+    api: createApiHttpServer(),
+    demoApp: createHttpServer(),
+    ...(ownTemporal ? { temporalUi: createTemporalUiFront() } : {}),
+  };
+  const uiFront = servers.temporalUi;
+  stops.push(() => closeServer(servers.api));
+  stops.push(() => closeServer(servers.demoApp));
+  if (uiFront) stops.push(() => uiFront.close());
   try {
-    const { ports, replaced } = await pickDevPorts(state, {
-      ...(process.env.API_PORT ? { apiPort: Number(process.env.API_PORT) } : {}),
-      skip: [
-        ...(process.env.DATABASE_URL ? (['postgres'] as const) : []),
-        ...(process.env.TEMPORAL_ADDRESS ? (['temporal', 'temporalUi'] as const) : []),
-      ],
-    });
-    // Only the Postgres port is recorded (the CLI looks for the running database there); the
-    // others stay the preferred defaults so the printed URLs are stable across restarts.
-    state = await saveLocalState({
-      ...state,
-      postgres: { ...state.postgres, port: ports.postgres },
-    });
+    const { ports, replaced } = await startStep('ports', REMEDIES.ports, () =>
+      pickDevPorts(state, {
+        ...(process.env.API_PORT ? { apiPort: Number(process.env.API_PORT) } : {}),
+        apiHost: process.env.API_HOST ?? '127.0.0.1',
+        skip: [
+          ...(externalDatabase ? (['postgres'] as const) : []),
+          ...(ownTemporal ? [] : (['temporal', 'temporalUi'] as const)),
+        ],
+        servers: {
+          api: servers.api,
+          demoApp: servers.demoApp,
+          ...(uiFront ? { temporalUi: uiFront.server } : {}),
+        },
+      }),
+    );
+    await options.onPortsChosen?.(ports);
+    const moved = (service: keyof DevPorts, preferred: number, actual: number) => {
+      const earlier = replaced.find((entry) => entry.service === SERVICES[service]);
+      if (earlier) earlier.actual = actual;
+      else if (actual !== preferred) {
+        replaced.push({ service: SERVICES[service], preferred, actual });
+      }
+    };
 
     let databaseUrl = process.env.DATABASE_URL;
     if (!databaseUrl) {
-      const pg = await startEmbeddedPostgres({
-        directory: localPostgresDir,
-        port: ports.postgres,
-        password: state.postgres.password,
-        onLog: (line) => {
-          logger.debug({ component: 'postgres' }, line.trim());
-        },
-      });
+      const { started: pg, ports: bound } = await startStep(
+        'embedded Postgres',
+        REMEDIES.embeddedPostgres,
+        () =>
+          startOnFreePorts({ postgres: ports.postgres }, (chosen) =>
+            startEmbeddedPostgres({
+              directory: localPostgresDir,
+              port: chosen.postgres,
+              password: state.postgres.password,
+              onLog: (line) => {
+                logger.debug({ component: 'postgres' }, line.trim());
+              },
+            }),
+          ),
+      );
       stops.push(() => pg.stop());
-      await pg.ensureDatabase(LOCAL_DATABASE);
+      moved('postgres', state.postgres.port, bound.postgres);
+      // Only the Postgres port is recorded (the CLI looks for the running database there); the
+      // others stay the preferred defaults so the printed URLs are stable across restarts.
+      state = await saveLocalState({
+        ...state,
+        postgres: { ...state.postgres, port: bound.postgres },
+      });
+      await startStep('embedded Postgres', REMEDIES.embeddedPostgres, () =>
+        pg.ensureDatabase(LOCAL_DATABASE),
+      );
       databaseUrl = pg.url(LOCAL_DATABASE);
     }
 
-    const ownTemporal = !process.env.TEMPORAL_ADDRESS;
-    const temporalAddress = process.env.TEMPORAL_ADDRESS ?? `127.0.0.1:${ports.temporal}`;
-    // The configuration comes before Temporal: its UI is told where the API's codec endpoint is.
-    const config = loadConfig({
-      ENCRYPTION_KEY: state.encryptionKey,
-      // A local webhook receiver is the usual way to try `approval.decided` on one machine.
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      // The UI started below, the one origin the codec endpoint lets in (issue 19).
-      ...(ownTemporal ? { TEMPORAL_UI_URL: `http://127.0.0.1:${ports.temporalUi}` } : {}),
-      ...process.env,
-      APP_URLS: JSON.stringify({
-        ...(JSON.parse(process.env.APP_URLS ?? '{}') as object),
-        [DEMO_APP]: `http://127.0.0.1:${ports.demoApp}`,
-      }),
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporalAddress,
-      API_PORT: String(ports.api),
-    });
-
-    let temporalUiUrl: string | null = null;
-    if (ownTemporal) {
-      const server = await startTemporalDevServer({
-        cli: await resolveTemporalCli(),
-        port: ports.temporal,
-        uiPort: ports.temporalUi,
-        dbFile: path.join(dataDir, 'temporal.sqlite'),
-        namespace: config.temporal.namespace,
-        codecEndpoint: `${config.api.publicUrl}/codec`,
-        onLog: (line) => {
-          logger.info({ component: 'temporal' }, line);
-        },
+    const configWith = (temporalAddress: string) =>
+      loadConfig({
+        ENCRYPTION_KEY: state.encryptionKey,
+        // A local webhook receiver is the usual way to try `approval.decided` on one machine.
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        // The UI's front, the one origin the codec endpoint lets in (issue 19), whose sign-in
+        // link the banner prints (issue 20).
+        ...(uiFront ? { TEMPORAL_UI_URL: uiFront.url(), CODEC_DEV_SIGN_IN_LINK: 'true' } : {}),
+        ...process.env,
+        APP_URLS: JSON.stringify({
+          ...(JSON.parse(process.env.APP_URLS ?? '{}') as object),
+          [DEMO_APP]: `http://127.0.0.1:${String(ports.demoApp)}`,
+        }),
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: temporalAddress,
+        API_PORT: String(ports.api),
       });
+    // Checked before Temporal starts: a wrong variable is said before anything slow happens.
+    let config = await startStep('configuration', REMEDIES.configuration, () =>
+      Promise.resolve(
+        configWith(process.env.TEMPORAL_ADDRESS ?? `127.0.0.1:${String(ports.temporal)}`),
+      ),
+    );
+
+    let uiInternalUrl: string | null = null;
+    if (uiFront) {
+      const cli = await startStep('Temporal CLI', REMEDIES.temporalCli, resolveTemporalCli);
+      const { started: server, ports: bound } = await startStep(
+        'Temporal dev server',
+        REMEDIES.temporalServer,
+        async () =>
+          startOnFreePorts(
+            // The UI the dev server runs is reached through the front: its port is its own.
+            { temporal: ports.temporal, ui: await freePort() },
+            (chosen) =>
+              startTemporalDevServer({
+                cli,
+                port: chosen.temporal,
+                uiPort: chosen.ui,
+                dbFile: path.join(dataDir, 'temporal.sqlite'),
+                namespace: config.temporal.namespace,
+                // Served by the front on the UI's own origin: the session cookie reaches it.
+                codecEndpoint: `${uiFront.url()}${CODEC_PATH}`,
+                onLog: (line) => {
+                  logger.info({ component: 'temporal' }, line);
+                },
+              }),
+          ),
+      );
       stops.push(() => server.stop());
-      temporalUiUrl = server.uiUrl;
+      moved('temporal', state.temporal.port, bound.temporal);
+      config = configWith(server.address);
+      uiInternalUrl = server.uiUrl;
     }
 
-    const demoApp = await startDemoApp({
-      port: ports.demoApp,
-      dataDir: path.join(dataDir, 'demo-app'),
-      clients: [
-        {
-          clientId: state.demoApp.clientId,
-          clientSecret: state.demoApp.clientSecret,
-          redirectUris: [connectRedirectUri(config.api)],
-        },
-      ],
-      logger: logger.child({ component: 'demo-app' }),
-    });
+    const demoApp = await startStep('demo app', REMEDIES.demoApp, () =>
+      startDemoApp({
+        server: servers.demoApp,
+        dataDir: path.join(dataDir, 'demo-app'),
+        clients: [
+          {
+            clientId: state.demoApp.clientId,
+            clientSecret: state.demoApp.clientSecret,
+            redirectUris: [connectRedirectUri(config.api)],
+          },
+        ],
+        logger: logger.child({ component: 'demo-app' }),
+      }),
+    );
     stops.push(() => demoApp.stop());
 
-    await migrate(config.database.url);
-    const sql = createConfiguredSql(config.database);
-    stops.push(() => sql.end({ timeout: 5 }));
-    const keys = await seedDevelopment(sql, config, state);
+    const { sql, keys } = await startStep(
+      'database',
+      (error) => databaseRemedy(error, externalDatabase),
+      async () => {
+        await migrate(config.database.url);
+        const sql = createConfiguredSql(config.database);
+        stops.push(() => sql.end({ timeout: 5 }));
+        return { sql, keys: await seedDevelopment(sql, config, state) };
+      },
+    );
 
-    // One process hosts API and worker here, so the worker must not take over Ctrl-C.
-    installTemporalRuntime(logger, { handleSignals: false });
-    const connection = await connectWorker(config.temporal);
-    stops.push(() => connection.close());
-    const worker = await createWorker({ config, sql, logger, connection });
+    const workerRemedy = ownTemporal ? REMEDIES.worker : REMEDIES.externalTemporal;
+    const worker = await startStep('worker', workerRemedy, async () => {
+      // One process hosts API and worker here, so the worker must not take over Ctrl-C.
+      installTemporalRuntime(logger, { handleSignals: false });
+      const connection = await connectWorker(config.temporal);
+      stops.push(() => connection.close());
+      return createWorker({ config, sql, logger, connection });
+    });
     const running = worker.run();
     stops.push(async () => {
       worker.shutdown();
       await running;
     });
 
-    const temporal = await connectClient(config.temporal, config.encryption);
-    stops.push(() => temporal.connection.close());
-    const api = await startApiServer({ config, sql, temporal, logger });
+    const api = await startStep('API', REMEDIES.api, async () => {
+      const temporal = await connectClient(config.temporal, config.encryption);
+      stops.push(() => temporal.connection.close());
+      return startApiServer({ config, sql, temporal, logger }, servers.api);
+    });
     stops.push(() => api.close());
+
+    if (uiFront && uiInternalUrl) {
+      uiFront.serve({
+        uiUrl: uiInternalUrl,
+        apiUrl: api.url,
+        namespace: config.temporal.namespace,
+        signInKey: keys.adminKey,
+      });
+    }
 
     return {
       apiUrl: api.url,
       docsUrl: `${api.url}/docs`,
-      temporalUiUrl,
-      temporalAddress,
+      temporalUiUrl: uiFront?.url() ?? null,
+      temporalUiSignInUrl: uiFront?.signInUrl() ?? null,
+      temporalAddress: config.temporal.address,
       demoAppUrl: demoApp.url,
       databaseUrl: config.database.url,
-      externalDatabase: Boolean(process.env.DATABASE_URL),
+      externalDatabase,
       replacedPorts: replaced,
       ...keys,
       stop,

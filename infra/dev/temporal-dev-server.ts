@@ -38,14 +38,14 @@ async function waitUntilServing(
     if (child.exitCode !== null) {
       throw new Error(`Temporal dev server exited with code ${child.exitCode}:\n${output()}`);
     }
+    // Closed whatever happens: an attempt that reached another program on the port (one that
+    // took it before the server could, issue 20.1) would otherwise keep its socket open.
+    const connection = Connection.lazy({ address, connectTimeout: 1000 });
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1000 });
-      try {
-        await connection.workflowService.getSystemInfo({});
-        return;
-      } finally {
-        await connection.close();
-      }
+      await connection.withDeadline(Date.now() + 2000, () =>
+        connection.workflowService.getSystemInfo({}),
+      );
+      return;
     } catch {
       if (Date.now() > deadline) {
         throw new Error(
@@ -53,6 +53,8 @@ async function waitUntilServing(
         );
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      await connection.close();
     }
   }
 }

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:net';
 import { replacedPortLines } from '../../infra/cli/dev.js';
+import { closeServer, isPortTaken } from '../../infra/dev/bind-port.js';
 import { pickDevPorts } from '../../infra/dev/dev-ports.js';
 import { freePort } from '../../infra/dev/free-port.js';
 import type { LocalState } from '../../infra/dev/local-state.js';
+import { DevStartError } from '../../infra/dev/start-failure.js';
 import { devShellExports } from '../../infra/dev/shell-exports.js';
 
 let taken: Server;
@@ -42,6 +44,38 @@ describe('dev stack ports', () => {
     expect(replacedPortLines(replaced)[0]).toBe(
       `  ! Port ${takenPort} is taken by another program: the API is on port ${ports.api} instead.`,
     );
+  });
+
+  it('binds the servers of the process itself on their chosen port, and keeps them (issue 20.1)', async () => {
+    const free = await freePort();
+    const servers = { api: createServer(), demoApp: createServer() };
+    try {
+      const { ports, replaced } = await pickDevPorts(
+        await stateWith({ api: free, demoApp: takenPort }),
+        { servers },
+      );
+      expect(ports.api).toBe(free);
+      expect((servers.api.address() as { port: number }).port).toBe(free);
+      expect((servers.demoApp.address() as { port: number }).port).toBe(ports.demoApp);
+      expect(replaced).toEqual([
+        { service: 'Demo app', preferred: takenPort, actual: ports.demoApp },
+      ]);
+      // Held, not only chosen: another program can no longer take them.
+      expect(await isPortTaken(ports.api)).toBe(true);
+      expect(await isPortTaken(ports.demoApp)).toBe(true);
+    } finally {
+      for (const server of Object.values(servers)) await closeServer(server);
+    }
+  });
+
+  it('refuses an API_PORT the user set that is taken, naming it and what to do', async () => {
+    const state = await stateWith({ api: await freePort(), demoApp: await freePort() });
+    const refused = pickDevPorts(state, { apiPort: takenPort, servers: { api: createServer() } });
+    await expect(refused).rejects.toThrow(DevStartError);
+    await expect(refused).rejects.toMatchObject({
+      component: 'API',
+      remedy: expect.stringContaining('unset API_PORT') as unknown,
+    });
   });
 
   it('never replaces an API_PORT the user set, nor ports of services that run elsewhere', async () => {

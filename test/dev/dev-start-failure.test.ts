@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../infra/dev/free-port.js';
+import { spawnDev, stopDev, type DevProcess } from '../support/dev-process.js';
+
+const started: DevProcess[] = [];
+const folders: string[] = [];
+/** Another program's port: a `gatehouse dev` told to use it must say so, not crash. */
+let blocker: Server;
+let blockedPort: number;
+
+async function dataFolder(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-dev-failure-'));
+  await chmod(dir, 0o755);
+  folders.push(dir);
+  // Free preferred ports, so that only what each test breaks can fail.
+  await writeFile(
+    path.join(dir, 'local-state.json'),
+    JSON.stringify({
+      postgres: { port: await freePort(), password: randomBytes(18).toString('base64url') },
+      encryptionKey: randomBytes(32).toString('base64'),
+      temporal: { port: await freePort(), uiPort: await freePort() },
+      api: { port: await freePort() },
+      demoApp: {
+        port: await freePort(),
+        clientId: 'gatehouse-dev',
+        clientSecret: randomBytes(24).toString('base64url'),
+      },
+    }),
+    { mode: 0o600 },
+  );
+  return dir;
+}
+
+/** The log file's records, parsed (it keeps every record as JSON). */
+async function logRecords(dir: string): Promise<Record<string, unknown>[]> {
+  const text = await readFile(path.join(dir, 'logs', 'gatehouse.log'), 'utf8');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+beforeAll(async () => {
+  blocker = createServer();
+  blockedPort = await new Promise<number>((resolve) => {
+    blocker.listen(0, '127.0.0.1', () => {
+      resolve((blocker.address() as { port: number }).port);
+    });
+  });
+});
+
+afterAll(async () => {
+  for (const dev of started) await stopDev(dev);
+  for (const dir of folders) await rm(dir, { recursive: true, force: true });
+  await new Promise((resolve) => blocker.close(resolve));
+});
+
+describe('gatehouse dev, when a component cannot start', () => {
+  it('says which, why and what to do, in the terminal and in the log file: an API_PORT that is taken', async () => {
+    const dataDir = await dataFolder();
+    const dev = spawnDev({ dataDir, env: { API_PORT: String(blockedPort) } });
+    started.push(dev);
+    expect(await dev.exited).toBe(1);
+    const output = dev.output();
+    expect(output).toContain('gatehouse dev could not start: the API failed.');
+    expect(output).toMatch(/Why: +.*address already in use.*:\d+/);
+    expect(output).toContain(
+      `What to do: port ${String(blockedPort)} (API_PORT) is taken by another program: stop it, ` +
+        'or unset API_PORT so that gatehouse dev chooses a free port.',
+    );
+    expect(output).toContain(`Details: ${path.join(dataDir, 'logs', 'gatehouse.log')}`);
+    // No stack trace in the terminal: the log file keeps it.
+    expect(output).not.toMatch(/^\s+at /m);
+
+    const failure = (await logRecords(dataDir)).find((record) => record.level === 'fatal');
+    expect(failure).toMatchObject({
+      component: 'API',
+      msg: 'gatehouse dev could not start: the API failed.',
+      remedy: expect.stringContaining('unset API_PORT') as unknown,
+      err: { message: expect.stringMatching(/address already in use/) as unknown },
+    });
+  }, 120_000);
+
+  it('says so for a component that fails once others run (an unreachable DATABASE_URL), after stopping them', async () => {
+    const dataDir = await dataFolder();
+    const closedPort = await freePort();
+    const dev = spawnDev({
+      dataDir,
+      env: { DATABASE_URL: `postgres://gatehouse:x@127.0.0.1:${String(closedPort)}/gatehouse` },
+    });
+    started.push(dev);
+    // It exits by itself: Temporal, the demo app and the rest were stopped again.
+    expect(await dev.exited).toBe(1);
+    const output = dev.output();
+    expect(output).toContain('gatehouse dev could not start: the database failed.');
+    expect(output).toMatch(/Why: +.*ECONNREFUSED/);
+    expect(output).toContain(
+      'What to do: DATABASE_URL names a Postgres that does not answer: start it, or unset ' +
+        'DATABASE_URL so that gatehouse dev runs its own.',
+    );
+    const failure = (await logRecords(dataDir)).find((record) => record.level === 'fatal');
+    expect(failure).toMatchObject({
+      component: 'database',
+      msg: 'gatehouse dev could not start: the database failed.',
+    });
+  }, 180_000);
+});

@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Connection } from '@temporalio/client';
+import { freePort } from '../../infra/dev/free-port.js';
+import { spawnDev, stopDev, untilReady, type DevProcess } from '../support/dev-process.js';
+
+const script = fileURLToPath(new URL('../support/dev-taking-ports.ts', import.meta.url));
+
+let dataDir: string;
+let dev: DevProcess | undefined;
+/** The preferred ports, all free when the stack starts: it chooses every one of them. */
+let preferred: Record<'postgres' | 'temporal' | 'temporalUi' | 'api' | 'demoApp', number>;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'gatehouse-dev-race-'));
+  await chmod(dataDir, 0o755);
+  preferred = {
+    postgres: await freePort(),
+    temporal: await freePort(),
+    temporalUi: await freePort(),
+    api: await freePort(),
+    demoApp: await freePort(),
+  };
+  await writeFile(
+    path.join(dataDir, 'local-state.json'),
+    JSON.stringify({
+      postgres: { port: preferred.postgres, password: randomBytes(18).toString('base64url') },
+      encryptionKey: randomBytes(32).toString('base64'),
+      temporal: { port: preferred.temporal, uiPort: preferred.temporalUi },
+      api: { port: preferred.api },
+      demoApp: {
+        port: preferred.demoApp,
+        clientId: 'gatehouse-dev',
+        clientSecret: randomBytes(24).toString('base64url'),
+      },
+    }),
+    { mode: 0o600 },
+  );
+});
+
+afterAll(async () => {
+  if (dev) await stopDev(dev);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('gatehouse dev, when another program takes a port between its choice and its bind', () => {
+  it('starts all the same: the Node servers hold theirs, Postgres and Temporal move and say so', async () => {
+    dev = spawnDev({ dataDir, script });
+    await untilReady(dev);
+    const output = dev.output();
+
+    // What Gatehouse serves itself was bound when it was chosen: the other program got none.
+    expect(output).toContain(`held api ${String(preferred.api)}`);
+    expect(output).toContain(`held demoApp ${String(preferred.demoApp)}`);
+    expect(output).toContain(`held temporalUi ${String(preferred.temporalUi)}`);
+    expect(dev.field('API')).toBe(`http://127.0.0.1:${String(preferred.api)}`);
+    expect(dev.field('Demo app')).toBe(`http://127.0.0.1:${String(preferred.demoApp)}`);
+    expect(dev.field('Temporal UI')).toBe(`http://127.0.0.1:${String(preferred.temporalUi)}`);
+
+    // What it spawns found its port taken at bind time, and started on another, announced.
+    expect(output).toContain(`took postgres ${String(preferred.postgres)}`);
+    expect(output).toContain(`took temporal ${String(preferred.temporal)}`);
+    const temporalPort = Number(dev.field('Temporal').split(':')[1]);
+    const postgresPort = Number(new URL(dev.field('Postgres')).port);
+    expect(temporalPort).not.toBe(preferred.temporal);
+    expect(postgresPort).not.toBe(preferred.postgres);
+    expect(output).toContain(
+      `  ! Port ${String(preferred.temporal)} is taken by another program: the Temporal is on port ${String(temporalPort)} instead.`,
+    );
+    expect(output).toContain(
+      `  ! Port ${String(preferred.postgres)} is taken by another program: the Postgres is on port ${String(postgresPort)} instead.`,
+    );
+    // The CLI finds the running database where it really is.
+    const state = JSON.parse(await readFile(path.join(dataDir, 'local-state.json'), 'utf8')) as {
+      postgres: { port: number };
+    };
+    expect(state.postgres.port).toBe(postgresPort);
+
+    // And everything serves.
+    const apiUrl = dev.field('API');
+    expect((await fetch(`${apiUrl}/readyz`)).status).toBe(200);
+    const policy = await fetch(`${apiUrl}/v1/policies/default`, {
+      headers: { authorization: `Bearer ${dev.field('Agent key')}` },
+    });
+    expect(policy.status).toBe(200);
+    const discovery = await fetch(`${dev.field('Demo app')}/.well-known/openid-configuration`);
+    expect(discovery.status).toBe(200);
+    expect((await fetch(dev.field('Temporal UI'))).status).toBe(200);
+    const connection = await Connection.connect({ address: dev.field('Temporal') });
+    try {
+      await connection.workflowService.getSystemInfo({});
+    } finally {
+      await connection.close();
+    }
+    expect(await stopDev(dev)).toBe(0);
+  }, 240_000);
+});

@@ -1,0 +1,75 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const bin = fileURLToPath(new URL('../../infra/cli/bin.js', import.meta.url));
+
+export interface DevProcess {
+  child: ChildProcessWithoutNullStreams;
+  /** Everything it printed so far, stdout and stderr together, as a terminal shows it. */
+  output: () => string;
+  /** A banner field's first word, e.g. `field('API')` is the API's URL. */
+  field: (label: string) => string;
+  /** Resolves with the exit code once it has exited. */
+  exited: Promise<number | null>;
+}
+
+export interface DevProcessOptions {
+  dataDir: string;
+  env?: Record<string, string>;
+  /** A TypeScript entry point run instead of `gatehouse dev` (it must start the stack itself). */
+  script?: string;
+}
+
+/**
+ * Starts `gatehouse dev` (or a script around it) in its own data folder, with only PATH and HOME
+ * from this environment, so the test's own settings (DATABASE_URL, TEMPORAL_ADDRESS) stay out.
+ */
+export function spawnDev(options: DevProcessOptions): DevProcess {
+  const args = options.script ? ['--import', 'tsx', options.script] : [bin, 'dev'];
+  const child = spawn(process.execPath, args, {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      GATEHOUSE_DATA_DIR: options.dataDir,
+      ...options.env,
+    },
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const field = (label: string) => {
+    const match = new RegExp(`^  ${label}\\s{2,}(\\S+)`, 'm').exec(output);
+    if (!match?.[1]) throw new Error(`no "${label}" in:\n${output}`);
+    return match[1];
+  };
+  return { child, output: () => output, field, exited };
+}
+
+/** Waits for the banner's last line; fails with the output if it exits first. */
+export async function untilReady(dev: DevProcess, timeoutMs = 120_000): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new Error(`gatehouse dev not ready:\n${dev.output()}`));
+    }, timeoutMs);
+    const check = () => {
+      if (dev.output().includes('Press Ctrl-C to stop')) {
+        clearTimeout(timer);
+        dev.child.stdout.off('data', check);
+        resolve();
+      }
+    };
+    dev.child.stdout.on('data', check);
+    check();
+    void dev.exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`gatehouse dev exited (${String(code)}):\n${dev.output()}`));
+    });
+  });
+}
+
+/** Ctrl-C, as a person stops it; resolves with the exit code. */
+export async function stopDev(dev: DevProcess): Promise<number | null> {
+  if (dev.child.exitCode === null && dev.child.signalCode === null) dev.child.kill('SIGINT');
+  return dev.exited;
+}
