@@ -372,6 +372,7 @@ label{display:block;margin-top:20px;font-weight:600}
 input[type=password]{box-sizing:border-box;width:100%;margin-top:8px;padding:10px 12px;border:1px solid var(--border);border-radius:var(--radius);background:transparent;color:inherit;font:inherit}
 button.button{width:100%;border:0;cursor:pointer;font:inherit;text-align:center}
 .problem{margin-top:16px;color:var(--danger)}
+p+p{margin-top:12px}
 .button.secondary{background:transparent;color:inherit;border:1px solid var(--border)}
 `;
 
