@@ -11,7 +11,7 @@ const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = 
 };
 
 /** Sends the SDK's own logs (worker state, workflow and activity logs) through our pino logger. */
-class PinoTemporalLogger implements TemporalLogger {
+export class PinoTemporalLogger implements TemporalLogger {
   constructor(private readonly logger: Logger) {}
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
     this.logger[levels[level]]({ ...meta, component: 'temporal-sdk' }, message);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../infra/dev/embedded-postgres.js';
@@ -8,6 +8,7 @@ import { startTemporalDevServer } from '../../infra/dev/temporal-dev-server.js';
 import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
 import { bundleWorkflows } from '../../worker/bundle.js';
 import { TEST_ENV, type TestStack } from './stack-env.js';
+import { TEST_LOG } from './test-log.js';
 
 declare global {
   var gatehouseTestStack: TestStack | undefined;
@@ -19,6 +20,9 @@ declare global {
  * files need is passed to them through environment variables, which jest's workers inherit.
  */
 export async function startStack(): Promise<void> {
+  // The run's log starts empty: what it holds is this run's (README, "Test it").
+  await mkdir(path.dirname(TEST_LOG), { recursive: true });
+  await writeFile(TEST_LOG, '');
   const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-test-'));
   // As root, Postgres runs as the `postgres` user, which must be able to reach its data folder.
   await chmod(dir, 0o755);

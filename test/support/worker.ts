@@ -1,23 +1,14 @@
 import type { DataConverter } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
-import { createLogger } from '../../infra/logger.js';
 import { createWorker, type GatehouseWorker } from '../../worker/worker.js';
 import { testEnv } from './stack-env.js';
+import { installTestRuntime, testLogger } from './test-log.js';
 
 export interface TestWorker {
   worker: GatehouseWorker;
   stop(): Promise<void>;
-}
-
-/** Keeps the SDK's own info lines out of test output; the runtime exists once per process. */
-function quietRuntime(): void {
-  try {
-    Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
-  } catch {
-    // Installed by an earlier test file in this jest worker process.
-  }
 }
 
 /**
@@ -29,12 +20,13 @@ export async function startTestWorker(
   sql: Sql,
   options: { dataConverter?: DataConverter } = {},
 ): Promise<TestWorker> {
-  quietRuntime();
+  installTestRuntime();
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await createWorker({
     config,
     sql,
-    logger: createLogger({ level: 'warn' }),
+    // Its warnings (retried activities, refused webhooks) are the run's log, not test output.
+    logger: testLogger('warn'),
     connection,
     workflowBundle: { codePath: testEnv('workflowBundle') },
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),

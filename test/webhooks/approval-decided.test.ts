@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { openApproval, settleApproval } from '../../activities/db/approvals.js';
 import { setWebhookEndpoint } from '../../activities/db/webhook-endpoints.js';
@@ -11,6 +11,7 @@ import { webhookActivities } from '../../activities/webhooks/webhook-activities.
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import type { Config } from '../../infra/config.js';
 import { createLogger } from '../../infra/logger.js';
+import { PinoTemporalLogger } from '../../infra/temporal/runtime.js';
 import { createWorker, type GatehouseWorker } from '../../worker/worker.js';
 import { approvalDecidedWebhook, type ApprovalEvent } from '../../workflows/webhook.js';
 import { startTestApi, type TestApi } from '../support/api.js';
@@ -18,6 +19,7 @@ import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { testEnv } from '../support/stack-env.js';
+import { installTestRuntime, testLogger } from '../support/test-log.js';
 import { startReceiver, type Delivery, type Receiver } from '../support/webhook-receiver.js';
 import { historyText } from '../support/workflow-history.js';
 
@@ -38,11 +40,7 @@ beforeAll(async () => {
   config = testConfig(db.url);
   api = await startTestApi(config, db.sql);
   client = api.temporal;
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
-  } catch {
-    // Installed by an earlier test file in this jest worker process.
-  }
+  installTestRuntime();
   // The worker of test/support, with its log lines kept to prove the secret is never in them.
   connection = await NativeConnection.connect({ address: config.temporal.address });
   const sink = new Writable({
@@ -228,14 +226,13 @@ describe('approval.decided', () => {
         logger: createLogger({ level: 'silent' }),
       });
       await expect(
-        new MockActivityEnvironment().run(
-          (event: ApprovalEvent) => activities.deliverApprovalDecided(event),
-          {
-            environmentId: internal.environmentId,
-            approvalId: approval.id,
-            eventId: `evt_${randomUUID()}`,
-          },
-        ),
+        new MockActivityEnvironment(undefined, {
+          logger: new PinoTemporalLogger(testLogger('warn')),
+        }).run((event: ApprovalEvent) => activities.deliverApprovalDecided(event), {
+          environmentId: internal.environmentId,
+          approvalId: approval.id,
+          eventId: `evt_${randomUUID()}`,
+        }),
       ).rejects.toThrow(/loopback, private or link-local/);
       expect(receiver.deliveries.length).toBe(before);
     },

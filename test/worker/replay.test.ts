@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { Keyring } from '../../infra/encryption.js';
 import {
@@ -20,6 +20,7 @@ import {
 import { FIXTURE_KEY_ID, fixtureKeyring } from '../fixtures/histories/fixture-key.js';
 import { historyFromJson, type History } from '../fixtures/histories/history-json.js';
 import { testEnv } from '../support/stack-env.js';
+import { installTestRuntime } from '../support/test-log.js';
 
 const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -40,18 +41,9 @@ function eventsOf(name: string): HistoryEvent[] {
   return historyFromJson(readFileSync(path.join(dir, name), 'utf8')).events ?? [];
 }
 
-/** Keeps the SDK's info lines (a replay worker starts and stops per history) out of the output. */
-function quietRuntime(): void {
-  try {
-    Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
-  } catch {
-    // Installed by an earlier test file in this jest worker process.
-  }
-}
-
 /** As the worker replays: today's bundle (built by the global set-up), payloads opened by key. */
 function replay(history: History): Promise<void> {
-  quietRuntime();
+  installTestRuntime();
   return Worker.runReplayHistory(
     {
       workflowBundle: { codePath: testEnv('workflowBundle') },
