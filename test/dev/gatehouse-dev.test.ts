@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
@@ -12,67 +12,26 @@ import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { encryptedDataConverter } from '../../infra/temporal/payload-codec.js';
 import { healthCheck } from '../../workflows/health-check.js';
 import { runCli } from '../support/cli.js';
+import { spawnDev, stopDev, untilReady, type DevProcess } from '../support/dev-process.js';
 
 const bin = fileURLToPath(new URL('../../infra/cli/bin.js', import.meta.url));
 
-interface Running {
-  child: ChildProcessWithoutNullStreams;
-  output: () => string;
-  field: (label: string) => string;
-}
-
 let dataDir: string;
-const started: Running[] = [];
+const started: DevProcess[] = [];
 /** Holds the API's preferred port, as another program would: the stack must say it moved. */
 let blocker: Server;
 let blockedPort: number;
 
 /** Starts `gatehouse dev` in its own data folder and waits for its banner. */
-async function startDev(): Promise<Running> {
-  const child = spawn(process.execPath, [bin, 'dev'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      GATEHOUSE_DATA_DIR: dataDir,
-    },
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new Error(`gatehouse dev not ready:\n${output}`));
-    }, 90_000);
-    const check = () => {
-      if (output.includes('Press Ctrl-C to stop')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`gatehouse dev exited (${code}):\n${output}`));
-    });
-  });
-  const field = (label: string) => {
-    const match = new RegExp(`^  ${label}\\s{2,}(\\S+)`, 'm').exec(output);
-    if (!match?.[1]) throw new Error(`no "${label}" in:\n${output}`);
-    return match[1];
-  };
-  const running = { child, output: () => output, field };
-  started.push(running);
-  return running;
-}
-
-async function stopDev(running: Running): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => running.child.once('exit', resolve));
-  running.child.kill('SIGINT');
-  return exited;
+async function startDev(): Promise<DevProcess> {
+  const dev = spawnDev({ dataDir });
+  started.push(dev);
+  await untilReady(dev, 90_000);
+  return dev;
 }
 
 /** The banner's `export …` line: what the README's examples need. */
-function exportLine(running: Running): string {
+function exportLine(running: DevProcess): string {
   const match = /^ {2}(export GATEHOUSE_URL=.*)$/m.exec(running.output());
   if (!match?.[1]) throw new Error(`no export line in:\n${running.output()}`);
   return match[1];
@@ -141,7 +100,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const running of started) if (running.child.exitCode === null) await stopDev(running);
+  for (const running of started) await stopDev(running);
   await rm(dataDir, { recursive: true, force: true });
   await new Promise((resolve) => blocker.close(resolve));
 });
