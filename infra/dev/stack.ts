@@ -1,15 +1,12 @@
 import { createServer as createHttpServer } from 'node:http';
 import path from 'node:path';
-import { findCallerByKey, createApiKey, type NewApiKey } from '../../activities/db/api-keys.js';
-import { createAuthConfig, findEnabledAuthConfig } from '../../activities/db/auth-configs.js';
-import { ensureEnvironment } from '../../activities/db/environments.js';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 import { CODEC_PATH } from '../../api/routes/codec.js';
 import { createApiHttpServer, startApiServer } from '../../api/server.js';
 import { createWorker } from '../../worker/worker.js';
 import { LOCAL_DATABASE, localPostgresDir } from '../cli/cli-database.js';
-import { loadConfig, type Config } from '../config.js';
-import { createConfiguredSql, type Sql } from '../database/client.js';
+import { loadConfig } from '../config.js';
+import { createConfiguredSql } from '../database/client.js';
 import { migrate } from '../database/migrate.js';
 import { startDemoApp } from '../demo-app/index.js';
 import type { Logger } from '../logger.js';
@@ -17,18 +14,18 @@ import { connectClient, connectWorker } from '../temporal/connection.js';
 import { installTemporalRuntime } from '../temporal/runtime.js';
 import { resolveTemporalCli } from '../tools/temporal-binaries.js';
 import { closeServer } from './bind-port.js';
+import { DEMO_APP, seedDevelopment } from './dev-seed.js';
 import { pickDevPorts, SERVICES, type DevPorts, type ReplacedPort } from './dev-ports.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { freePort } from './free-port.js';
-import { dataDir, loadOrCreateLocalState, saveLocalState, type LocalState } from './local-state.js';
+import { dataDir, loadOrCreateLocalState, saveLocalState } from './local-state.js';
 import { startOnFreePorts } from './port-retry.js';
 import { startStep } from './start-failure.js';
 import { databaseRemedy, REMEDIES } from './start-remedies.js';
 import { startTemporalDevServer } from './temporal-dev-server.js';
 import { createTemporalUiFront } from './temporal-ui-front.js';
 
-export const DEV_ENVIRONMENT = 'development';
-export const DEMO_APP = 'acme';
+export { DEMO_APP, DEV_ENVIRONMENT, DEV_KEYS } from './dev-seed.js';
 
 export interface DevStack {
   apiUrl: string;
@@ -47,49 +44,6 @@ export interface DevStack {
   /** Full business key of agent `admin`: management, policies and approval decisions. */
   adminKey: string;
   stop(): Promise<void>;
-}
-
-/**
- * DESIGN.md §3: a governed agent cannot approve its own calls or rewrite its policy, so the
- * quick start needs one key to call with and another to decide with.
- */
-export const DEV_KEYS = {
-  agentKey: { name: 'demo agent', access: 'standard', agentId: 'demo-agent', audience: 'backend' },
-  adminKey: { name: 'admin', access: 'full', agentId: 'admin', audience: 'business' },
-} as const satisfies Record<string, Pick<NewApiKey, 'name' | 'access' | 'agentId' | 'audience'>>;
-
-/** Seeds what makes the demo work out of the box: the environment, two keys, the acme client. */
-async function seedDevelopment(
-  sql: Sql,
-  config: Config,
-  state: LocalState,
-): Promise<Pick<DevStack, keyof typeof DEV_KEYS>> {
-  const environment = await ensureEnvironment(sql, DEV_ENVIRONMENT);
-  let saved = state;
-  const ensureKey = async (field: keyof typeof DEV_KEYS): Promise<string> => {
-    const kept = saved[field];
-    // A kept key the database no longer knows (.data/postgres deleted) is replaced, not printed.
-    if (kept && (await findCallerByKey(sql, kept))) return kept;
-    const { key } = await createApiKey(sql, {
-      environmentId: environment.id,
-      environmentName: environment.name,
-      ...DEV_KEYS[field],
-    });
-    saved = await saveLocalState({ ...saved, [field]: key });
-    return key;
-  };
-  const agentKey = await ensureKey('agentKey');
-  const adminKey = await ensureKey('adminKey');
-  if (!(await findEnabledAuthConfig(sql, environment.id, DEMO_APP))) {
-    await createAuthConfig(sql, config.encryption, {
-      environmentId: environment.id,
-      app: DEMO_APP,
-      name: 'Acme demo app (gatehouse dev)',
-      clientId: state.demoApp.clientId,
-      clientSecret: state.demoApp.clientSecret,
-    });
-  }
-  return { agentKey, adminKey };
 }
 
 export interface DevStackOptions {
