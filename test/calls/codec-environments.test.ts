@@ -11,7 +11,9 @@ import {
   isEncrypted,
   sealedWorkflowId,
 } from '../../infra/temporal/payload-codec.js';
+import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
+import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { storedPayloads } from '../support/workflow-history.js';
 
@@ -114,15 +116,24 @@ async function expectOpensForItsEnvironmentOnly(
 }
 
 let held: { workflowId: string; approvalId: string; title: string };
+let receiver: Receiver;
 
 beforeAll(async () => {
   // Connect links end at the callback of PUBLIC_URL, so the API must listen where it says.
   stack = await startCallStack({ env: { API_PORT: String(await freePort()) } });
   stranger = await createTestKey(stack.db.sql, { env: 'other', access: 'full', agentId: 'other' });
+  // Approval webhooks are delivered (and their workflows started) only to an environment with an
+  // endpoint: this one has one, so its webhook workflows' payloads can be read here.
+  receiver = await startReceiver();
+  const set = await stack.request(stack.key, 'PUT', '/v1/webhook-endpoint', {
+    body: { url: receiver.url, secret: generateWebhookSecret() },
+  });
+  expect(set.status).toBe(200);
 });
 
 afterAll(async () => {
   await stack.stop();
+  await receiver.close();
 });
 
 describe('sealed payloads and environments', () => {
