@@ -6,9 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
-import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { receiveWebhooks, type Receiver } from '../support/webhook-receiver.js';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -19,11 +18,7 @@ let receiver: Receiver;
 beforeAll(async () => {
   stack = await startCallStack();
   await stack.connect('u_history');
-  receiver = await startReceiver();
-  const set = await stack.request(stack.key, 'PUT', '/v1/webhook-endpoint', {
-    body: { url: receiver.url, secret: generateWebhookSecret() },
-  });
-  expect(set.status).toBe(200);
+  ({ receiver } = await receiveWebhooks(stack));
 });
 
 afterAll(async () => {

@@ -11,9 +11,8 @@ import {
   isEncrypted,
   sealedWorkflowId,
 } from '../../infra/temporal/payload-codec.js';
-import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
-import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { receiveWebhooks, type Receiver } from '../support/webhook-receiver.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { storedPayloads } from '../support/workflow-history.js';
 
@@ -124,11 +123,7 @@ beforeAll(async () => {
   stranger = await createTestKey(stack.db.sql, { env: 'other', access: 'full', agentId: 'other' });
   // Approval webhooks are delivered (and their workflows started) only to an environment with an
   // endpoint: this one has one, so its webhook workflows' payloads can be read here.
-  receiver = await startReceiver();
-  const set = await stack.request(stack.key, 'PUT', '/v1/webhook-endpoint', {
-    body: { url: receiver.url, secret: generateWebhookSecret() },
-  });
-  expect(set.status).toBe(200);
+  ({ receiver } = await receiveWebhooks(stack));
 });
 
 afterAll(async () => {

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
-import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
-import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { receiveWebhooks, type Receiver } from '../support/webhook-receiver.js';
 
 /**
  * Issue 19.5: approvals outlive the policy that raised them. An approved call is checked again
@@ -14,7 +13,7 @@ let stack: CallStack;
 /** Agent `cleaner`, governed by policy `cleaning`, which this file rewrites. */
 let cleaner: TestKey;
 let receiver: Receiver;
-const secret = generateWebhookSecret();
+let secret: string;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -78,11 +77,7 @@ beforeAll(async () => {
   stack = await startCallStack();
   await stack.connect('u_clean');
   cleaner = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'cleaner' });
-  receiver = await startReceiver();
-  const set = await stack.request(stack.key, 'PUT', '/v1/webhook-endpoint', {
-    body: { url: receiver.url, secret },
-  });
-  expect(set.status).toBe(200);
+  ({ receiver, secret } = await receiveWebhooks(stack));
 });
 
 afterAll(async () => {

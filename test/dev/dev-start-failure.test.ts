@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../infra/dev/free-port.js';
-import { spawnDev, stopDev, type DevProcess } from '../support/dev-process.js';
+import { devDataFolder, spawnDev, stopDev, type DevProcess } from '../support/dev-process.js';
 
 const started: DevProcess[] = [];
 const folders: string[] = [];
@@ -14,25 +12,9 @@ let blocker: Server;
 let blockedPort: number;
 
 async function dataFolder(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-dev-failure-'));
-  await chmod(dir, 0o755);
-  folders.push(dir);
   // Free preferred ports, so that only what each test breaks can fail.
-  await writeFile(
-    path.join(dir, 'local-state.json'),
-    JSON.stringify({
-      postgres: { port: await freePort(), password: randomBytes(18).toString('base64url') },
-      encryptionKey: randomBytes(32).toString('base64'),
-      temporal: { port: await freePort(), uiPort: await freePort() },
-      api: { port: await freePort() },
-      demoApp: {
-        port: await freePort(),
-        clientId: 'gatehouse-dev',
-        clientSecret: randomBytes(24).toString('base64url'),
-      },
-    }),
-    { mode: 0o600 },
-  );
+  const { dir } = await devDataFolder('gatehouse-dev-failure-');
+  folders.push(dir);
   return dir;
 }
 

@@ -1,45 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
-import { freePort } from '../../infra/dev/free-port.js';
-import { spawnDev, stopDev, untilReady, type DevProcess } from '../support/dev-process.js';
+import {
+  devDataFolder,
+  spawnDev,
+  stopDev,
+  untilReady,
+  type DevProcess,
+  type DevStatePorts,
+} from '../support/dev-process.js';
 
 const script = fileURLToPath(new URL('../support/dev-taking-ports.ts', import.meta.url));
 
 let dataDir: string;
 let dev: DevProcess | undefined;
 /** The preferred ports, all free when the stack starts: it chooses every one of them. */
-let preferred: Record<'postgres' | 'temporal' | 'temporalUi' | 'api' | 'demoApp', number>;
+let preferred: DevStatePorts;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'gatehouse-dev-race-'));
-  await chmod(dataDir, 0o755);
-  preferred = {
-    postgres: await freePort(),
-    temporal: await freePort(),
-    temporalUi: await freePort(),
-    api: await freePort(),
-    demoApp: await freePort(),
-  };
-  await writeFile(
-    path.join(dataDir, 'local-state.json'),
-    JSON.stringify({
-      postgres: { port: preferred.postgres, password: randomBytes(18).toString('base64url') },
-      encryptionKey: randomBytes(32).toString('base64'),
-      temporal: { port: preferred.temporal, uiPort: preferred.temporalUi },
-      api: { port: preferred.api },
-      demoApp: {
-        port: preferred.demoApp,
-        clientId: 'gatehouse-dev',
-        clientSecret: randomBytes(24).toString('base64url'),
-      },
-    }),
-    { mode: 0o600 },
-  );
+  ({ dir: dataDir, ports: preferred } = await devDataFolder('gatehouse-dev-race-'));
 });
 
 afterAll(async () => {

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -12,7 +11,13 @@ import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { encryptedDataConverter } from '../../infra/temporal/payload-codec.js';
 import { healthCheck } from '../../workflows/health-check.js';
 import { runCli } from '../support/cli.js';
-import { spawnDev, stopDev, untilReady, type DevProcess } from '../support/dev-process.js';
+import {
+  devDataFolder,
+  spawnDev,
+  stopDev,
+  untilReady,
+  type DevProcess,
+} from '../support/dev-process.js';
 
 const bin = fileURLToPath(new URL('../../infra/cli/bin.js', import.meta.url));
 
@@ -72,8 +77,6 @@ const errorCode = (answer: { body: Record<string, unknown> }) =>
 const LEGACY_KEY = 'gk_development_legacy-single-full-key';
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'gatehouse-dev-test-'));
-  await chmod(dataDir, 0o755);
   blocker = createServer();
   blockedPort = await new Promise<number>((resolve) => {
     blocker.listen(0, '127.0.0.1', () => {
@@ -81,22 +84,11 @@ beforeAll(async () => {
     });
   });
   // The state file of a version that printed one full key: it must still load.
-  await writeFile(
-    path.join(dataDir, 'local-state.json'),
-    JSON.stringify({
-      postgres: { port: 5433, password: randomBytes(18).toString('base64url') },
-      encryptionKey: randomBytes(32).toString('base64'),
-      temporal: { port: 7233, uiPort: 8233 },
-      api: { port: blockedPort },
-      demoApp: {
-        port: 4010,
-        clientId: 'gatehouse-dev',
-        clientSecret: randomBytes(24).toString('base64url'),
-      },
-      developmentKey: LEGACY_KEY,
-    }),
-    { mode: 0o600 },
-  );
+  ({ dir: dataDir } = await devDataFolder(
+    'gatehouse-dev-test-',
+    { postgres: 5433, temporal: 7233, temporalUi: 8233, api: blockedPort, demoApp: 4010 },
+    { developmentKey: LEGACY_KEY },
+  ));
 });
 
 afterAll(async () => {

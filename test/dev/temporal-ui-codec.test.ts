@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
-import { freePort } from '../../infra/dev/free-port.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../support/chromium.js';
-import { spawnDev, stopDev, untilReady, type DevProcess } from '../support/dev-process.js';
+import {
+  devDataFolder,
+  spawnDev,
+  stopDev,
+  untilReady,
+  type DevProcess,
+} from '../support/dev-process.js';
 import { storedPayloads } from '../support/workflow-history.js';
 
 /**
@@ -71,23 +74,7 @@ const messageOf = (answer: { body: Record<string, unknown> }) =>
   (answer.body.error as { message: string }).message;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'gatehouse-dev-ui-'));
-  await chmod(dataDir, 0o755);
-  await writeFile(
-    path.join(dataDir, 'local-state.json'),
-    JSON.stringify({
-      postgres: { port: await freePort(), password: randomBytes(18).toString('base64url') },
-      encryptionKey: randomBytes(32).toString('base64'),
-      temporal: { port: await freePort(), uiPort: await freePort() },
-      api: { port: await freePort() },
-      demoApp: {
-        port: await freePort(),
-        clientId: 'gatehouse-dev',
-        clientSecret: randomBytes(24).toString('base64url'),
-      },
-    }),
-    { mode: 0o600 },
-  );
+  ({ dir: dataDir } = await devDataFolder('gatehouse-dev-ui-'));
   dev = spawnDev({ dataDir });
   await untilReady(dev);
   ui = dev.field('Temporal UI');

@@ -1,5 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../infra/dev/free-port.js';
 
 const bin = fileURLToPath(new URL('../../infra/cli/bin.js', import.meta.url));
 
@@ -72,4 +77,51 @@ export async function untilReady(dev: DevProcess, timeoutMs = 120_000): Promise<
 export async function stopDev(dev: DevProcess): Promise<number | null> {
   if (dev.child.exitCode === null && dev.child.signalCode === null) dev.child.kill('SIGINT');
   return dev.exited;
+}
+
+/** The ports a dev data folder's local state prefers. */
+export interface DevStatePorts {
+  postgres: number;
+  temporal: number;
+  temporalUi: number;
+  api: number;
+  demoApp: number;
+}
+
+/**
+ * A data folder for a test's `gatehouse dev`, with the local state a first start writes: fresh
+ * secrets, and preferred ports that are free now unless given (`extra` adds fields of older
+ * versions). Reachable by the `postgres` user, which the embedded Postgres runs as under root.
+ */
+export async function devDataFolder(
+  prefix: string,
+  ports: Partial<DevStatePorts> = {},
+  extra: Record<string, unknown> = {},
+): Promise<{ dir: string; ports: DevStatePorts }> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  await chmod(dir, 0o755);
+  const chosen: DevStatePorts = {
+    postgres: ports.postgres ?? (await freePort()),
+    temporal: ports.temporal ?? (await freePort()),
+    temporalUi: ports.temporalUi ?? (await freePort()),
+    api: ports.api ?? (await freePort()),
+    demoApp: ports.demoApp ?? (await freePort()),
+  };
+  await writeFile(
+    path.join(dir, 'local-state.json'),
+    JSON.stringify({
+      postgres: { port: chosen.postgres, password: randomBytes(18).toString('base64url') },
+      encryptionKey: randomBytes(32).toString('base64'),
+      temporal: { port: chosen.temporal, uiPort: chosen.temporalUi },
+      api: { port: chosen.api },
+      demoApp: {
+        port: chosen.demoApp,
+        clientId: 'gatehouse-dev',
+        clientSecret: randomBytes(24).toString('base64url'),
+      },
+      ...extra,
+    }),
+    { mode: 0o600 },
+  );
+  return { dir, ports: chosen };
 }

@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
+import type { TestKey } from './keys.js';
 
 export interface Delivery {
   headers: Record<string, string>;
@@ -67,4 +69,29 @@ export async function deliveriesOf(
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * A receiver set as the webhook endpoint of a call stack's environment (approval webhooks are
+ * delivered, and their workflows started, only where one is set), with its signing secret.
+ */
+export async function receiveWebhooks(stack: {
+  request: (
+    key: TestKey,
+    method: string,
+    path: string,
+    options: { body: unknown },
+  ) => Promise<{ status: number; body: unknown }>;
+  key: TestKey;
+}): Promise<{ receiver: Receiver; secret: string }> {
+  const receiver = await startReceiver();
+  const secret = generateWebhookSecret();
+  const set = await stack.request(stack.key, 'PUT', '/v1/webhook-endpoint', {
+    body: { url: receiver.url, secret },
+  });
+  if (set.status !== 200) {
+    await receiver.close();
+    throw new Error(`setting the webhook endpoint failed: ${JSON.stringify(set.body)}`);
+  }
+  return { receiver, secret };
 }
