@@ -1,0 +1,40 @@
+/**
+ * The tools of a remote MCP server registered as an app (issue 21), as its `tools/list` describes
+ * them, and the grade each is governed at. Pure: the API, the workflows and the activities share it.
+ */
+import type { CallScope } from './types.js';
+
+/** MCP tool annotations (2025-11-25): hints from the server, not guarantees. */
+export interface McpToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** One tool as a snapshot keeps it: what an operator accepts, and what calls are checked against. */
+export interface McpToolDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  /** The tool's JSON Schema for its arguments (an object schema). */
+  inputSchema: Record<string, unknown>;
+  annotations?: McpToolAnnotations;
+}
+
+/**
+ * The grade a tool is governed at: the operator's override, else `readOnlyHint: true` → read,
+ * else `destructiveHint: false` → write, else destructive (the MCP default for a tool that says
+ * nothing is that it may destroy).
+ */
+export function toolGrade(
+  tool: Pick<McpToolDefinition, 'name' | 'annotations'>,
+  overrides: Readonly<Record<string, CallScope>>,
+): CallScope {
+  const override = overrides[tool.name];
+  if (override) return override;
+  if (tool.annotations?.readOnlyHint === true) return 'read';
+  if (tool.annotations?.destructiveHint === false) return 'write';
+  return 'destructive';
+}
