@@ -359,7 +359,11 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     const { target } = call;
     try {
       const callUpstream = target.scope === 'read' ? upstreamFor.read : writeStartingBy(startBy);
-      const result = await callUpstream({ connectionId: preparation.connectionId, target });
+      const result = await callUpstream({
+        connectionId: preparation.connectionId,
+        target,
+        environmentId: call.environmentId,
+      });
       return settleOutcome(result, target, preparation);
     } catch (error) {
       return settleFailure(error, target);

@@ -57,6 +57,7 @@ export function serveReadActivity(deps: ServeReadDeps) {
       const outcome = await deps.callUpstream({
         connectionId: preparation.connectionId,
         target: call.target,
+        environmentId: call.environmentId,
       });
       settled = settleOutcome(outcome, call.target, preparation);
     } catch (error) {

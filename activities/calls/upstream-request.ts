@@ -21,12 +21,17 @@ import {
 import { outboundRequest } from '../../workflows/outbound-request.js';
 import { validAccessToken } from '../connections/access-token.js';
 import { markConnectionUsed } from '../db/connections.js';
+import { findMcpApp } from '../db/mcp-apps.js';
+import { mcpToolUpstream } from './mcp-tool-call.js';
 import { appEndpoints } from '../oauth/endpoints.js';
 
 export interface UpstreamCall {
-  connectionId: string;
+  /** null only for a remote MCP server that asks for no authorization (issue 21). */
+  connectionId: string | null;
   /** The action or proxy call; the request is built here, from the catalog. */
   target: CallTargetInput;
+  /** Where an app that is not in the catalog is registered; absent from calls before issue 21. */
+  environmentId?: string;
 }
 
 export interface UpstreamDeps {
@@ -227,13 +232,15 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
   const { sql, config } = deps;
   return async (call: UpstreamCall): Promise<UpstreamOutcome> => {
     const { target } = call;
+    const context = Context.current();
     const app = findApp(target.app);
-    if (!app) throw ApplicationFailure.nonRetryable(`unknown app ${target.app}`, 'UnknownApp');
+    if (!app) return heartbeating(context, () => remoteToolOutcome(deps, call, context));
+    const { connectionId } = call;
+    if (connectionId === null) return { kind: 'connection', status: 'missing' };
     const request = outboundRequest(target);
     const url = `${appEndpoints(app, config.apps.urls).apiBaseUrl}${request.pathAndQuery}`;
     const { body, type } = requestBody(request);
     const scope = target.scope;
-    const context = Context.current();
 
     /** Whether the request may have reached the app on the current attempt. */
     const attempt = { mayHaveSent: false };
@@ -270,13 +277,13 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
     /** The connection's last use is recent enough that recording this one changes nothing. */
     let usedRecently = false;
     const exchange = async (): Promise<Response | UpstreamOutcome> => {
-      let token = await validAccessToken(deps, call.connectionId);
+      let token = await validAccessToken(deps, connectionId);
       if (!token.ok) return { kind: 'connection', status: token.status };
       usedRecently = token.usedRecently ?? false;
       const first = await send(token.accessToken);
       if (first.status !== 401) return first;
       await first.body?.cancel().catch(() => undefined);
-      token = await validAccessToken(deps, call.connectionId, { force: true });
+      token = await validAccessToken(deps, connectionId, { force: true });
       if (!token.ok) return { kind: 'connection', status: token.status };
       return send(token.accessToken);
     };
@@ -305,27 +312,70 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
         timeoutMs,
       });
       if (answered.kind === 'response' && !usedRecently) {
-        // Bookkeeping only: its failure must not turn a call the app served into an error.
-        await markConnectionUsed(sql, call.connectionId).catch((error: unknown) => {
-          context.log.warn('marking the connection used failed', {
-            error: error instanceof Error ? error.message : 'unknown',
-          });
-        });
+        await recordUse(sql, context, connectionId);
       }
       return answered;
     };
 
-    // A write (a regular activity) heartbeats until its outcome is read, so a worker that dies
-    // mid-request is noticed within the heartbeat timeout, not the activity's whole time limit.
-    const beat = context.info.isLocal
-      ? undefined
-      : setInterval(() => {
-          context.heartbeat();
-        }, HEARTBEAT_EVERY_MS);
-    try {
-      return await outcome();
-    } finally {
-      clearInterval(beat);
-    }
+    return heartbeating(context, outcome);
   };
+}
+
+/** Bookkeeping only: its failure must not turn a call the app served into an error. */
+async function recordUse(sql: Sql, context: Context, connectionId: string): Promise<void> {
+  await markConnectionUsed(sql, connectionId).catch((error: unknown) => {
+    context.log.warn('marking the connection used failed', {
+      error: error instanceof Error ? error.message : 'unknown',
+    });
+  });
+}
+
+/**
+ * A write (a regular activity) heartbeats until its outcome is read, so a worker that dies
+ * mid-request is noticed within the heartbeat timeout, not the activity's whole time limit.
+ */
+async function heartbeating<T>(context: Context, work: () => Promise<T>): Promise<T> {
+  const beat = context.info.isLocal
+    ? undefined
+    : setInterval(() => {
+        context.heartbeat();
+      }, HEARTBEAT_EVERY_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+/** A call to a tool of a remote MCP server registered as an app (issue 21). */
+async function remoteToolOutcome(
+  deps: UpstreamDeps,
+  call: UpstreamCall,
+  context: Context,
+): Promise<UpstreamOutcome> {
+  const { target, environmentId } = call;
+  if (target.kind !== 'action' || environmentId === undefined) {
+    throw ApplicationFailure.nonRetryable(`unknown app ${target.app}`, 'UnknownApp');
+  }
+  const outcome = await mcpToolUpstream(
+    {
+      findApp: (environment, id) => findMcpApp(deps.sql, environment, id),
+      accessToken: (connectionId, options) => validAccessToken(deps, connectionId, options),
+      timeoutMs: deps.config.upstream.timeoutMs,
+      limitBytes: deps.config.api.bodyLimitBytes,
+    },
+    {
+      environmentId,
+      connectionId: call.connectionId,
+      action: target.action,
+      app: target.app,
+      scope: target.scope,
+      input: target.input,
+    },
+    context.cancellationSignal,
+  );
+  if (outcome.kind === 'response' && call.connectionId !== null) {
+    await recordUse(deps.sql, context, call.connectionId);
+  }
+  return outcome;
 }

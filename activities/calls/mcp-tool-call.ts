@@ -1,0 +1,295 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  UPSTREAM_TIMEOUT,
+  UPSTREAM_UNREACHABLE,
+  type UpstreamFailureDetails,
+  type UpstreamOutcome,
+} from '../../workflows/call-types.js';
+import type { CallScope } from '../../workflows/catalog/index.js';
+import type { McpApp } from '../db/mcp-apps.js';
+
+/** Errors that prove a request never left this machine. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function causeCode(error: unknown): string | undefined {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  return typeof cause?.code === 'string' ? cause.code : undefined;
+}
+
+/** The server's answer grew past the body limit while it was read. */
+class AnswerTooLarge extends Error {
+  constructor(readonly status: number) {
+    super('the answer is over the body limit');
+  }
+}
+
+/**
+ * A fetch for the SDK's transport whose answers are cut at `limitBytes`: a tool's result travels
+ * through the call workflow, and a larger one must fail here (413 to the caller) rather than in
+ * Temporal, as the app answers of catalog actions do. The transport reads streamed answers on
+ * its own and only reports their failure, so `tripped` is told at once and ends the wait.
+ */
+function cappedFetch(limitBytes: number, tripped: (error: AnswerTooLarge) => void): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (!response.body) return response;
+    let size = 0;
+    const { status } = response;
+    const counted = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          size += chunk.byteLength;
+          if (size <= limitBytes) {
+            controller.enqueue(chunk);
+            return;
+          }
+          const error = new AnswerTooLarge(status);
+          tripped(error);
+          controller.error(error);
+        },
+      }),
+    );
+    return new Response(counted, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
+
+export interface McpToolRequest {
+  app: Pick<McpApp, 'id' | 'serverUrl'>;
+  tool: string;
+  input: unknown;
+  scope: CallScope;
+  /** The user's access token; null for a server that asks for no authorization. */
+  accessToken: string | null;
+  /** When the caller's wait for the app ends (epoch ms). */
+  deadline: number;
+  limitBytes: number;
+  /** Aborted when Temporal gives up on the attempt. */
+  signal: AbortSignal;
+}
+
+/** What one `tools/call` came to, or that the server refused the token (`unauthorized`). */
+export type McpToolOutcome = UpstreamOutcome | { kind: 'unauthorized' };
+
+function failure(
+  type: typeof UPSTREAM_TIMEOUT | typeof UPSTREAM_UNREACHABLE,
+  message: string,
+  scope: CallScope,
+  sent: boolean,
+): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    // A write that may have reached the server is never tried again; a read is (Temporal's
+    // retries), and so is a write that provably never left (the caller's loop).
+    nonRetryable: type === UPSTREAM_TIMEOUT || (scope !== 'read' && sent),
+    details: [{ sent } satisfies UpstreamFailureDetails],
+  });
+}
+
+/**
+ * One `tools/call` on a remote MCP server registered as an app (issue 21), with the official
+ * SDK client over Streamable HTTP: initialize, call, close. Nothing of the MCP session outlives
+ * the attempt (no session in workflow state). The answer becomes what an action's app answer
+ * becomes: a result is `{ok: true, data}`, `isError: true` is `{ok: false, data}`, a JSON-RPC
+ * error from the server is `{ok: false, data: {error}}`, and the server's HTTP failures keep
+ * their status so 400, 429, 502, 503 and 504 become the `upstream_*` errors. A failure before
+ * `tools/call` was sent (the server unreachable while initializing) says nothing left.
+ */
+export async function callMcpTool(request: McpToolRequest): Promise<McpToolOutcome> {
+  const headers: Record<string, string> = request.accessToken
+    ? { authorization: `Bearer ${request.accessToken}` }
+    : {};
+  let tooLarge: AnswerTooLarge | null = null;
+  const overLimit = new AbortController();
+  const transport = new StreamableHTTPClientTransport(new URL(request.app.serverUrl), {
+    requestInit: { headers, redirect: 'manual' },
+    fetch: cappedFetch(request.limitBytes, (error) => {
+      tooLarge = error;
+      overLimit.abort(error);
+    }),
+  });
+  const client = new Client({ name: 'gatehouse', version: '1.0.0' });
+  let sending: 'initialize' | 'tools/call' = 'initialize';
+  const remaining = () => Math.max(1, request.deadline - Date.now());
+  const signal = AbortSignal.any([request.signal, overLimit.signal]);
+  try {
+    await client.connect(transport, { timeout: remaining(), signal });
+    sending = 'tools/call';
+    const result = await client.callTool(
+      { name: request.tool, arguments: (request.input ?? {}) as Record<string, unknown> },
+      undefined,
+      { timeout: remaining(), signal },
+    );
+    const { isError, ...data } = result;
+    return {
+      kind: 'response',
+      status: 200,
+      headers: {},
+      body: { kind: 'parsed', value: data },
+      ...(isError === true ? { reportsFailure: true } : {}),
+    };
+  } catch (error) {
+    return outcomeOfFailure(tooLarge ?? error, request, sending);
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+function outcomeOfFailure(
+  error: unknown,
+  request: McpToolRequest,
+  sending: 'initialize' | 'tools/call',
+): McpToolOutcome {
+  const { scope } = request;
+  const beforeCall = sending === 'initialize';
+  const cause =
+    error instanceof Error && error.cause instanceof AnswerTooLarge ? error.cause : error;
+  if (cause instanceof AnswerTooLarge) {
+    return { kind: 'too_large', status: cause.status, limitBytes: request.limitBytes };
+  }
+  if (error instanceof StreamableHTTPError && error.code === 401) return { kind: 'unauthorized' };
+  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400) {
+    // The server refused the request itself: what it said, with its status (the transport keeps
+    // its body in the message).
+    return {
+      kind: 'response',
+      status: error.code,
+      headers: {},
+      body: { kind: 'parsed', value: { error: error.message } },
+    };
+  }
+  if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
+    throw failure(
+      UPSTREAM_TIMEOUT,
+      `the MCP server did not answer ${sending} in time`,
+      scope,
+      !beforeCall,
+    );
+  }
+  if (error instanceof McpError && sending === 'tools/call') {
+    // A JSON-RPC error: the server answered, refusing the call (unknown tool, bad arguments).
+    return {
+      kind: 'response',
+      status: 200,
+      headers: {},
+      body: {
+        kind: 'parsed',
+        value: { error: { code: error.code, message: error.message, data: error.data } },
+      },
+      reportsFailure: true,
+    };
+  }
+  if (error instanceof TypeError && error.message === 'fetch failed') {
+    const code = causeCode(error);
+    // Unreachable while initializing: tools/call never left. While calling: it may have, unless
+    // the connection was refused outright.
+    const sent = !beforeCall && !NOT_SENT.has(code ?? '');
+    throw failure(
+      UPSTREAM_UNREACHABLE,
+      `the MCP server could not be reached (${code ?? 'network error'})`,
+      scope,
+      sent,
+    );
+  }
+  if (request.signal.aborted) throw error;
+  // Anything else while the call was out may have reached the server: a cut-off answer.
+  throw failure(
+    UPSTREAM_UNREACHABLE,
+    `the MCP server's answer to ${sending} failed (${error instanceof Error ? error.message : 'unknown'})`,
+    scope,
+    !beforeCall,
+  );
+}
+
+/** How often a write is tried while its `tools/call` provably never left. */
+const WRITE_ATTEMPTS = 3;
+
+function neverSent(error: unknown): boolean {
+  if (!(error instanceof ApplicationFailure) || error.type !== UPSTREAM_UNREACHABLE) return false;
+  const details = error.details?.[0] as UpstreamFailureDetails | undefined;
+  return details?.sent === false;
+}
+
+export interface McpUpstreamCall {
+  environmentId: string;
+  /** null for a server that asks for no authorization (its calls need no connection). */
+  connectionId: string | null;
+  /** `<app>.<tool>`. */
+  action: string;
+  app: string;
+  scope: CallScope;
+  input: unknown;
+}
+
+/**
+ * The upstream step of a call to a remote MCP server's tool (issue 21): the app as registered,
+ * the user's valid token (refreshed through `refresh/<id>` as for any connection; on a 401 one
+ * forced refresh and one more try, as for catalog apps: a 401 means the server did nothing), and
+ * one `tools/call`. A write is tried again only while nothing left (DESIGN.md §6).
+ */
+export async function mcpToolUpstream(
+  deps: {
+    findApp: (
+      environmentId: string,
+      id: string,
+    ) => Promise<Pick<McpApp, 'id' | 'serverUrl'> | null>;
+    accessToken: (
+      connectionId: string,
+      options: { force?: boolean },
+    ) => Promise<
+      | { ok: true; accessToken: string }
+      | { ok: false; status: 'expired' | 'revoked' | 'missing' | 'unavailable' }
+    >;
+    timeoutMs: number;
+    limitBytes: number;
+  },
+  call: McpUpstreamCall,
+  signal: AbortSignal,
+): Promise<UpstreamOutcome> {
+  const app = await deps.findApp(call.environmentId, call.app);
+  if (!app) return { kind: 'connection', status: 'missing' };
+  const tool = call.action.slice(call.app.length + 1);
+  const deadline = Date.now() + deps.timeoutMs;
+  const once = async (force: boolean): Promise<McpToolOutcome> => {
+    let accessToken: string | null = null;
+    if (call.connectionId !== null) {
+      const token = await deps.accessToken(call.connectionId, { force });
+      if (!token.ok) return { kind: 'connection', status: token.status };
+      accessToken = token.accessToken;
+    }
+    return callMcpTool({
+      app,
+      tool,
+      input: call.input,
+      scope: call.scope,
+      accessToken,
+      deadline,
+      limitBytes: deps.limitBytes,
+      signal,
+    });
+  };
+  for (let tries = 1; ; tries++) {
+    signal.throwIfAborted();
+    try {
+      let outcome = await once(false);
+      if (outcome.kind === 'unauthorized' && call.connectionId !== null) outcome = await once(true);
+      // Refused again with a fresh token: the server's own 401, as an app's would be.
+      return outcome.kind === 'unauthorized'
+        ? { kind: 'response', status: 401, headers: {}, body: { kind: 'parsed', value: null } }
+        : outcome;
+    } catch (error) {
+      if (call.scope === 'read' || !neverSent(error) || tries >= WRITE_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** (tries - 1)));
+    }
+  }
+}
