@@ -109,12 +109,13 @@ export async function callMcpTool(request: McpToolRequest): Promise<McpToolOutco
   const headers: Record<string, string> = request.accessToken
     ? { authorization: `Bearer ${request.accessToken}` }
     : {};
-  let tooLarge: AnswerTooLarge | null = null;
+  // Set by the fetch while the transport reads: an object, as TS does not see the assignment.
+  const over: { error: AnswerTooLarge | null } = { error: null };
   const overLimit = new AbortController();
   const transport = new StreamableHTTPClientTransport(new URL(request.app.serverUrl), {
     requestInit: { headers, redirect: 'manual' },
     fetch: cappedFetch(request.limitBytes, (error) => {
-      tooLarge = error;
+      over.error = error;
       overLimit.abort(error);
     }),
   });
@@ -139,7 +140,7 @@ export async function callMcpTool(request: McpToolRequest): Promise<McpToolOutco
       ...(isError === true ? { reportsFailure: true } : {}),
     };
   } catch (error) {
-    return outcomeOfFailure(tooLarge ?? error, request, sending);
+    return outcomeOfFailure(over.error ?? error, request, sending);
   } finally {
     await client.close().catch(() => undefined);
   }
