@@ -27,6 +27,7 @@ import { docsRoutes } from './routes/docs.js';
 import { fundedAccessRoutes } from './routes/funded-access.js';
 import { faviconRoutes } from './routes/favicon.js';
 import { healthRoutes } from './routes/health.js';
+import { mcpAppRoutes } from './routes/mcp-apps.js';
 import { mcpOAuthClientRoutes } from './routes/mcp-oauth-clients.js';
 import { mcpSessionRoutes } from './routes/mcp-sessions.js';
 import { mcpRoutes } from './routes/mcp.js';
@@ -77,6 +78,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(idempotency(deps.sql, deps.config.encryption));
   app.use(fundedAccessRoutes(deps));
   app.use(mcpOAuthClientRoutes(deps));
+  app.use(mcpAppRoutes(deps));
   app.use(authConfigRoutes(deps));
   app.use(connectSettingsRoutes(deps));
   app.use(usersRoutes(deps));

@@ -101,6 +101,9 @@ const schema = z.object({
   /** Where `approval.decided` webhooks may not go: loopback and private addresses are refused
    * unless this is true (local development and tests). */
   WEBHOOK_ALLOW_PRIVATE: z.stringbool().default(false),
+  /** Remote MCP servers registered as apps (issue 21) may be on loopback or private addresses
+   * (and plain http on loopback) only when this is true (local development and tests). */
+  MCP_APPS_ALLOW_PRIVATE: z.stringbool().default(false),
   /** The longest lifetime a backend may give an MCP session it mints (issue 13); default 30 days. */
   MCP_SESSION_MAX_TTL_SECONDS: z.coerce
     .number()
@@ -208,6 +211,7 @@ export interface Config {
   upstream: { timeoutMs: number };
   approvals: { retryWindowSeconds: number };
   webhooks: { allowPrivate: boolean };
+  mcpApps: { allowPrivate: boolean };
   mcp: { sessionMaxTtlSeconds: number; toolsPageSize: number };
   encryption: Keyring;
   apps: {
@@ -274,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstream: { timeoutMs: c.UPSTREAM_TIMEOUT_MS },
     approvals: { retryWindowSeconds: c.APPROVED_RETRY_WINDOW_SECONDS },
     webhooks: { allowPrivate: c.WEBHOOK_ALLOW_PRIVATE },
+    mcpApps: { allowPrivate: c.MCP_APPS_ALLOW_PRIVATE },
     mcp: {
       sessionMaxTtlSeconds: c.MCP_SESSION_MAX_TTL_SECONDS,
       toolsPageSize: c.MCP_TOOLS_PAGE_SIZE,

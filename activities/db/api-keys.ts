@@ -11,7 +11,8 @@ export type Audience = (typeof AUDIENCES)[number];
 
 /**
  * SPEC.md §5's scopes, plus `policies:*` (DESIGN.md §3): who may read and who may govern, and
- * `mcp_sessions:manage` (issue 19.7): revoking MCP sessions another agent minted.
+ * `mcp_sessions:manage` (issue 19.7): revoking MCP sessions another agent minted, and `apps:*`
+ * (issue 21): reading and changing the remote MCP servers registered as apps.
  */
 export const MANAGEMENT_SCOPES = [
   'funded_access:read',
@@ -25,6 +26,8 @@ export const MANAGEMENT_SCOPES = [
   'policies:read',
   'policies:manage',
   'mcp_sessions:manage',
+  'apps:read',
+  'apps:manage',
 ] as const;
 export type Scope = (typeof MANAGEMENT_SCOPES)[number];
 

@@ -107,7 +107,7 @@ function withDescription(summary: string, description: string | undefined, extra
 }
 
 export interface ManagementOperation {
-  method: 'get' | 'put' | 'post';
+  method: 'get' | 'put' | 'post' | 'patch' | 'delete';
   path: string;
   operationId: string;
   summary: string;

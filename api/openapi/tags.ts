@@ -90,6 +90,12 @@ export const RESOURCE_TAGS: readonly ResourceTag[] = [
       'The catalog of third-party apps: per app its OAuth scopes and actions, the redirect URI to register with your OAuth client at the app, and whether this environment can connect it yet. Setting up an app: register an OAuth client at the app with its `redirect_uri`, add it with `POST /v1/auth-configs`, then create connect links.',
   },
   {
+    name: 'Remote MCP apps',
+    paths: ['/v1/mcp-apps'],
+    description:
+      "Remote MCP servers registered as apps of the environment. Registering lists the server's tools with the MCP SDK's client; each tool becomes an action `<app>.<tool>`, graded by the operator's override, else `readOnlyHint` (read), `destructiveHint: false` (write), else destructive, and governed like every action. Tools are pinned: a tool the server adds or changes after the snapshot an operator accepted is refused with `denied_by_policy` until an operator accepts a snapshot that has it. Reading needs `apps:read`; changing needs `apps:manage`.",
+  },
+  {
     name: 'Auth configs',
     paths: ['/v1/auth-configs'],
     description:

@@ -147,6 +147,8 @@ export async function startDevStack(
         ENCRYPTION_KEY: state.encryptionKey,
         // A local webhook receiver is the usual way to try `approval.decided` on one machine.
         WEBHOOK_ALLOW_PRIVATE: 'true',
+        // So is an MCP server run on this machine, registered as an app (issue 21).
+        MCP_APPS_ALLOW_PRIVATE: 'true',
         // The UI's front, the one origin the codec endpoint lets in (issue 19), whose sign-in
         // link the banner prints (issue 20).
         ...(uiFront ? { TEMPORAL_UI_URL: uiFront.url(), CODEC_DEV_SIGN_IN_LINK: 'true' } : {}),

@@ -15,6 +15,8 @@ create table mcp_apps (
   grade_overrides jsonb not null default '{}',
   -- The snapshot an operator accepted: tools are trusted as of it (null: none yet).
   accepted_version integer,
+  -- When `tools/list` last answered (registration or refresh), whether or not it made a version.
+  tools_checked_at timestamptz,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   updated_by text not null,
@@ -36,3 +38,12 @@ create table mcp_app_snapshots (
   primary key (environment_id, app_id, version),
   foreign key (environment_id, app_id) references mcp_apps (environment_id, id) on delete cascade
 );
+
+-- Registering, refreshing and accepting take `apps:manage`; reading the registry `apps:read`.
+-- Keys made before them: every key that could read the catalog (`auth_configs:read`, which
+-- `GET /v1/apps` takes) reads the registry too, and full keys manage it, as migration 017 did
+-- for `mcp_sessions:manage`.
+update api_keys set scopes = array_append(scopes, 'apps:read')
+  where 'auth_configs:read' = any (scopes) and not ('apps:read' = any (scopes));
+update api_keys set scopes = array_append(scopes, 'apps:manage')
+  where access = 'full' and not ('apps:manage' = any (scopes));

@@ -50,6 +50,7 @@ describe('access levels (DESIGN.md §3)', () => {
       'approvals:read',
       'connect_settings:read',
       'policies:read',
+      'apps:read',
     ];
     expect(defaultScopes('read_only')).toEqual(reads);
     // Separation of duties: the keys agents call with cannot decide approvals or change policy.
@@ -60,8 +61,9 @@ describe('access levels (DESIGN.md §3)', () => {
         'approvals:decide',
         'policies:manage',
         'mcp_sessions:manage',
+        'apps:manage',
       ]),
     );
-    expect(defaultScopes('full')).toHaveLength(11);
+    expect(defaultScopes('full')).toHaveLength(13);
   });
 });

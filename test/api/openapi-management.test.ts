@@ -29,7 +29,7 @@ interface Schema {
   $ref?: string;
   type?: string;
   properties?: Record<string, Schema>;
-  additionalProperties?: boolean;
+  additionalProperties?: boolean | Schema;
   writeOnly?: boolean;
   required?: string[];
 }
@@ -97,6 +97,14 @@ const OPERATIONS = [
   ],
   ['get', '/v1/connect-settings', 'get_connect_settings', 'connect_settings:read', 'read'],
   ['put', '/v1/connect-settings', 'update_connect_branding', 'connect_settings:manage', 'proposal'],
+  // Beyond SPEC.md's fifteen: remote MCP servers registered as apps (issue 21).
+  ['post', '/v1/mcp-apps', 'register_mcp_app', 'apps:manage', 'proposal'],
+  ['get', '/v1/mcp-apps', 'list_mcp_apps', 'apps:read', 'read'],
+  ['get', '/v1/mcp-apps/{app}', 'get_mcp_app', 'apps:read', 'read'],
+  ['patch', '/v1/mcp-apps/{app}', 'update_mcp_app', 'apps:manage', 'proposal'],
+  ['delete', '/v1/mcp-apps/{app}', 'delete_mcp_app', 'apps:manage', 'proposal'],
+  ['post', '/v1/mcp-apps/{app}/refresh', 'refresh_mcp_app', 'apps:manage', 'proposal'],
+  ['post', '/v1/mcp-apps/{app}/accept', 'accept_mcp_app_snapshot', 'apps:manage', 'proposal'],
 ] as const;
 
 function resolve(schema: Schema | undefined): Schema {
@@ -126,7 +134,7 @@ afterAll(async () => {
 });
 
 describe('the management document (SPEC.md §4.2)', () => {
-  it('is titled "management API" 1.0.0 and has exactly the fifteen operations of SPEC.md and the approvers inbox', () => {
+  it('is titled "management API" 1.0.0 and has exactly the fifteen operations of SPEC.md, the approvers inbox and the remote MCP apps', () => {
     expect(doc.info).toMatchObject({ title: 'management API', version: '1.0.0' });
     const ids = Object.values(doc.paths).flatMap((ops) =>
       Object.values(ops).map((op) => op.operationId),
@@ -165,6 +173,9 @@ describe('the management document (SPEC.md §4.2)', () => {
       expect(idempotency).toBeUndefined();
     }
     for (const object of objects(operation.requestBody?.content['application/json'].schema)) {
+      // A map (`grade_overrides`: tool → grade) has no unknown properties: every key is data,
+      // and each value must match its schema.
+      if (typeof object.additionalProperties === 'object' && !object.properties) continue;
       expect(object.additionalProperties).toBe(false);
     }
   });

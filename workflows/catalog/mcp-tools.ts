@@ -24,6 +24,13 @@ export interface McpToolDefinition {
 }
 
 /**
+ * What a tool may be named (MCP 2025-11-25, "Tool names"): 1–128 of these characters. A server
+ * listing another name is refused at registration, so every stored name fits an action id
+ * (`<app>.<tool>`) and a URL path segment without escaping.
+ */
+export const MCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/**
  * The grade a tool is governed at: the operator's override, else `readOnlyHint: true` → read,
  * else `destructiveHint: false` → write, else destructive (the MCP default for a tool that says
  * nothing is that it may destroy).
@@ -32,7 +39,8 @@ export function toolGrade(
   tool: Pick<McpToolDefinition, 'name' | 'annotations'>,
   overrides: Readonly<Record<string, CallScope>>,
 ): CallScope {
-  const override = overrides[tool.name];
+  // Own keys only: a tool named `constructor` or `__proto__` must not find Object's members.
+  const override = Object.hasOwn(overrides, tool.name) ? overrides[tool.name] : undefined;
   if (override) return override;
   if (tool.annotations?.readOnlyHint === true) return 'read';
   if (tool.annotations?.destructiveHint === false) return 'write';

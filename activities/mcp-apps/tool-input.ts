@@ -1,0 +1,118 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+
+/**
+ * A remote MCP tool's input, checked against the tool's JSON Schema as accepted (issue 21) with
+ * ajv, before any workflow starts and again when a held call runs. Each dialect a tool may
+ * declare in `$schema` gets its own validator (their keywords differ: draft-07's array `items`
+ * is 2020-12's `prefixItems`); none declared means 2020-12, MCP's default. Schemas are checked
+ * against their meta-schema when compiled, so a malformed one is refused at registration.
+ * `strict: false`: a server may use keywords ajv does not know (annotations, vendor
+ * extensions), which JSON Schema says to ignore. Formats are annotations by default in
+ * 2020-12 and are left to the server.
+ */
+const options = { strict: false, allErrors: true, validateFormats: false } as const;
+
+const dialects = {
+  draft07: new Ajv(options),
+  draft2019: new Ajv2019(options),
+  draft2020: new Ajv2020(options),
+};
+
+type Dialect = keyof typeof dialects;
+
+function dialectOf(schema: Record<string, unknown>): Dialect | null {
+  const declared = schema.$schema;
+  if (declared === undefined) return 'draft2020';
+  if (typeof declared !== 'string') return null;
+  const uri = declared.replace(/^https?:/, '').replace(/#$/, '');
+  switch (uri) {
+    case '//json-schema.org/draft-07/schema':
+      return 'draft07';
+    case '//json-schema.org/draft/2019-09/schema':
+      return 'draft2019';
+    case '//json-schema.org/draft/2020-12/schema':
+      return 'draft2020';
+    default:
+      return null;
+  }
+}
+
+/** Compiled validators by schema text: compiling is the costly part, and tools are few. */
+const compiled = new Map<string, ValidateFunction>();
+const MAX_COMPILED = 512;
+
+/** The validator of a tool's input schema; throws with a readable message if it has none. */
+export function toolInputValidator(schema: Record<string, unknown>): ValidateFunction {
+  const key = JSON.stringify(schema);
+  const known = compiled.get(key);
+  if (known) return known;
+  const dialect = dialectOf(schema);
+  if (dialect === null) {
+    throw new Error(
+      `its $schema ${JSON.stringify(schema.$schema)} is not a JSON Schema dialect Gatehouse validates (draft-07, 2019-09, 2020-12)`,
+    );
+  }
+  let validate: ValidateFunction;
+  try {
+    validate = dialects[dialect].compile(schema);
+  } finally {
+    // Compiling registers the schema's $id; the cache below is what keeps it, not ajv.
+    dialects[dialect].removeSchema(schema);
+  }
+  if (compiled.size >= MAX_COMPILED) {
+    const oldest = compiled.keys().next().value;
+    if (oldest !== undefined) compiled.delete(oldest);
+  }
+  compiled.set(key, validate);
+  return validate;
+}
+
+/** Why a schema cannot be used to check input, or null when it can. */
+export function toolSchemaProblem(schema: Record<string, unknown>): string | null {
+  try {
+    toolInputValidator(schema);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : 'it cannot be compiled';
+  }
+}
+
+export interface InputIssue {
+  /** `input.<field>`, dotted, as the run's other issues name fields. */
+  path: string;
+  message: string;
+}
+
+function pathOf(error: ErrorObject): string {
+  const segments = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const params = error.params as { missingProperty?: unknown; additionalProperty?: unknown };
+  // ajv reports these at the object; the caller needs the field's own name.
+  if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
+    segments.push(params.missingProperty);
+  }
+  if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+    segments.push(params.additionalProperty);
+  }
+  return ['input', ...segments].join('.');
+}
+
+function messageOf(error: ErrorObject): string {
+  if (error.keyword === 'required') return 'is required';
+  if (error.keyword === 'additionalProperties') return 'unknown field';
+  return error.message ?? `fails "${error.keyword}"`;
+}
+
+/** Every problem of `input` against the tool's schema, each naming its field; empty if none. */
+export function toolInputIssues(schema: Record<string, unknown>, input: unknown): InputIssue[] {
+  const validate = toolInputValidator(schema);
+  if (validate(input)) return [];
+  return (validate.errors ?? []).map((error) => ({
+    path: pathOf(error),
+    message: messageOf(error),
+  }));
+}
