@@ -8,6 +8,7 @@ import { callUpstreamActivity } from './calls/upstream-request.js';
 import { serveReadActivity } from './calls/serve-read.js';
 import { connectionRecordActivities } from './connections/records.js';
 import { checkDatabaseActivity } from './health/check-database.js';
+import { mcpAuthActivities } from './mcp-auth/activities.js';
 import { exchangeCodeActivity } from './oauth/exchange-code.js';
 import { refreshTokensActivity } from './oauth/refresh-tokens.js';
 import { revokeAtProviderActivity } from './oauth/revoke-at-provider.js';
@@ -34,6 +35,7 @@ export function createActivities(deps: ActivityDeps) {
     exchangeCode: exchangeCodeActivity(deps),
     refreshTokens: refreshTokensActivity(deps),
     revokeAtProvider: revokeAtProviderActivity(deps),
+    ...mcpAuthActivities(deps),
     ...connectionRecordActivities(deps.sql),
     prepareCall,
     callUpstream,

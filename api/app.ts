@@ -28,6 +28,7 @@ import { fundedAccessRoutes } from './routes/funded-access.js';
 import { faviconRoutes } from './routes/favicon.js';
 import { healthRoutes } from './routes/health.js';
 import { mcpAppRoutes } from './routes/mcp-apps.js';
+import { mcpClientMetadataRoutes } from './routes/mcp-client-metadata.js';
 import { mcpOAuthClientRoutes } from './routes/mcp-oauth-clients.js';
 import { mcpSessionRoutes } from './routes/mcp-sessions.js';
 import { mcpRoutes } from './routes/mcp.js';
@@ -72,6 +73,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(docsRoutes({ publicUrl: deps.config.api.publicUrl }));
   // The hosted pages count their requests once they know whether the link is any good.
   app.use(connectFlowRoutes(deps, limits.pages));
+  app.use(mcpClientMetadataRoutes(deps));
   app.use(approvalPageRoutes(deps, limits.pages));
 
   app.use('/v1', limits.authenticate(authenticate(deps.sql)));

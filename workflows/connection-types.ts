@@ -17,6 +17,12 @@ export interface RefreshResult {
   refreshed: boolean;
   lastRefreshedAt: string | null;
   accessTokenExpiresAt: string | null;
+  /**
+   * With `unavailable`: the authorization server refused the operator's own MCP OAuth client
+   * (`invalid_client`, issue 21). The connection stays active: its grant is fine, the client's
+   * secret or registration is not, and fixing it (rotate) makes the next refresh work.
+   */
+  refusedClient?: { mcpOAuthClientId: string; clientId: string };
 }
 
 /** Seconds before expiry at which a token counts as stale (DESIGN.md §5). */

@@ -1,6 +1,7 @@
 // The workflows the worker registers. Each file tells one durable story.
 export { healthCheck } from './health-check.js';
 export { completeConnection } from './connect.js';
+export { checkMcpConnection, startMcpConnection } from './mcp-connect.js';
 export { refreshConnection } from './refresh.js';
 export { revokeConnection, deleteConnectedUser } from './revoke.js';
 export { governedCall } from './call.js';

@@ -1,14 +1,19 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
-import { needsRefresh } from '../../workflows/connection-types.js';
+import { needsRefresh, type RefreshResult } from '../../workflows/connection-types.js';
 import { readAccessTokenState, readTokens } from '../db/connections.js';
 import { refreshThroughWorkflow } from './refresh-workflow.js';
 
 export type AccessTokenResult =
   /** `usedRecently`: the connection's last use is under a minute old (nothing to record). */
   | { ok: true; accessToken: string; usedRecently?: boolean }
-  | { ok: false; status: 'expired' | 'revoked' | 'missing' | 'unavailable' };
+  | {
+      ok: false;
+      status: 'expired' | 'revoked' | 'missing' | 'unavailable';
+      /** With `unavailable`: the server refused the operator's MCP OAuth client (issue 21). */
+      refusedClient?: RefreshResult['refusedClient'];
+    };
 
 export interface AccessTokenDeps {
   sql: Sql;
@@ -40,7 +45,13 @@ export async function validAccessToken(
       seenRefreshCount: connection.refreshCount,
       force: options.force ?? false,
     });
-    if (refreshed.status !== 'active') return { ok: false, status: refreshed.status };
+    if (refreshed.status !== 'active') {
+      return {
+        ok: false,
+        status: refreshed.status,
+        ...(refreshed.refusedClient ? { refusedClient: refreshed.refusedClient } : {}),
+      };
+    }
   }
   const tokens = await readTokens(deps.sql, deps.config.encryption, connectionId);
   return tokens ? { ok: true, accessToken: tokens.accessToken } : { ok: false, status: 'expired' };

@@ -38,6 +38,12 @@ export async function findEnvironmentByName(sql: Db, name: string): Promise<Envi
   return row ?? null;
 }
 
+export async function findEnvironmentById(sql: Db, id: string): Promise<Environment | null> {
+  const [row]: [Environment?] = await sql`
+    select id, name, created_at from environments where id = ${id}`;
+  return row ?? null;
+}
+
 export async function listEnvironments(sql: Db): Promise<Environment[]> {
   return sql<Environment[]>`select id, name, created_at from environments order by name`;
 }

@@ -120,6 +120,18 @@ export async function findMcpOAuthClient(
   return row ?? null;
 }
 
+/** The client an app's new connections identify Gatehouse with, if one is selected (issue 21). */
+export async function findSelectedMcpOAuthClient(
+  sql: Db,
+  environmentId: string,
+  app: string,
+): Promise<McpOAuthClient | null> {
+  const [row]: [McpOAuthClient?] = await sql`
+    select ${columns(sql)} from mcp_oauth_clients
+    where environment_id = ${environmentId} and app = ${app} and selected`;
+  return row ?? null;
+}
+
 /** Why a conditional update touched no row, from the row as it is now. */
 async function refusal(sql: Db, environmentId: string, id: string): Promise<McpOAuthClientChange> {
   const client = await findMcpOAuthClient(sql, environmentId, id);

@@ -26,23 +26,35 @@ const attemptColumns = (sql: Db) =>
 const verifierAad = (id: string) => `oauth_attempt:${id}:code_verifier`;
 const callbackAad = (id: string) => `oauth_attempt:${id}:callback`;
 
+/** What an attempt keeps of its browser's binding: the cookie's name part and its value's hash. */
+export interface StoredBinding {
+  ref: string;
+  secretHash: Buffer;
+}
+
+export function storedBinding(binding: BrowserBinding): StoredBinding {
+  return { ref: binding.ref, secretHash: hashToken(binding.secret) };
+}
+
 export async function createOAuthAttempt(
   sql: Db,
   keyring: Keyring,
   input: {
+    /** Given when the caller names the attempt first (an MCP app's start workflow, issue 21). */
+    id?: string;
     linkId: string;
     state: string;
     codeVerifier: string;
-    browser: BrowserBinding;
+    browser: StoredBinding;
     ttlSeconds: number;
   },
 ): Promise<OAuthAttempt> {
-  const id = uuidv7();
+  const id = input.id ?? uuidv7();
   const [row]: [OAuthAttempt?] = await sql`
     insert into oauth_attempts (id, link_id, state_hash, code_verifier_sealed, browser_ref,
       browser_secret_hash, expires_at)
     values (${id}, ${input.linkId}, ${hashToken(input.state)}, ${seal(keyring, input.codeVerifier, verifierAad(id))},
-      ${input.browser.ref}, ${hashToken(input.browser.secret)}, now() + make_interval(secs => ${input.ttlSeconds}))
+      ${input.browser.ref}, ${input.browser.secretHash}, now() + make_interval(secs => ${input.ttlSeconds}))
     returning ${attemptColumns(sql)}`;
   if (!row) throw new Error('oauth attempt insert returned nothing');
   return row;

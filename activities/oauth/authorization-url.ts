@@ -1,7 +1,7 @@
 import type { Config } from '../../infra/config.js';
 import type { Db } from '../../infra/database/client.js';
 import type { AppDefinition } from '../../workflows/catalog/index.js';
-import { createOAuthAttempt, type BrowserBinding } from '../db/oauth-attempts.js';
+import { createOAuthAttempt, storedBinding, type BrowserBinding } from '../db/oauth-attempts.js';
 import { oauth, oauthConfiguration, type ClientCredentials } from './client.js';
 import { appEndpoints } from './endpoints.js';
 import { connectRedirectUri } from './redirect-uri.js';
@@ -30,7 +30,7 @@ export async function startAuthorization(
     linkId: input.linkId,
     state,
     codeVerifier,
-    browser: input.browser,
+    browser: storedBinding(input.browser),
     ttlSeconds: ATTEMPT_TTL_SECONDS,
   });
   const configuration = oauthConfiguration(

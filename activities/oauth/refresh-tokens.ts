@@ -1,5 +1,3 @@
-import { Context } from '@temporalio/activity';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import type { Logger } from '../../infra/logger.js';
@@ -16,10 +14,13 @@ import {
   saveRefreshedTokens,
   type Connection,
 } from '../db/connections.js';
+import { findConnectionAuthorization } from '../db/mcp-authorizations.js';
+import { refreshMcpTokens } from '../mcp-auth/refresh-mcp-tokens.js';
 import { isInvalidGrant, oauth, oauthConfiguration } from './client.js';
 import { clientOfConnection } from './credentials.js';
 import { appEndpoints } from './endpoints.js';
 import { scopesFrom, tokenSetFrom } from './token-response.js';
+import { untilStored } from './until-stored.js';
 
 function result(connection: Connection, refreshed: boolean): RefreshResult {
   return {
@@ -31,43 +32,12 @@ function result(connection: Connection, refreshed: boolean): RefreshResult {
   };
 }
 
-/** About 11 s of tries in all, and never past the activity's own time limit. */
-const SAVE_ATTEMPTS = 8;
-
-/**
- * The new tokens exist only in this process until they are stored, and an app that rotates
- * refresh tokens has already spent the old one: were the activity to fail and be retried, it
- * would ask again with a dead refresh token and lose the grant. So the write is retried here.
- */
-async function untilStored<T>(
-  logger: Logger,
-  connectionId: string,
-  save: () => Promise<T>,
-): Promise<T> {
-  const { startToCloseTimeoutMs, currentAttemptScheduledTimestampMs } = Context.current().info;
-  // A second before the limit: past it Temporal would retry the whole activity.
-  const deadline = currentAttemptScheduledTimestampMs + startToCloseTimeoutMs - 1000;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await save();
-    } catch (error) {
-      const pause = Math.min(100 * 2 ** (attempt - 1), 5000);
-      if (attempt >= SAVE_ATTEMPTS || Date.now() + pause > deadline) throw error;
-      // The message only: a database error can carry the statement's (sealed) parameters.
-      logger.warn(
-        { connectionId, attempt, error: error instanceof Error ? error.message : 'unknown' },
-        'storing refreshed tokens failed; trying again',
-      );
-      await sleep(pause);
-    }
-  }
-}
-
 /**
  * One token request for a connection. Runs inside the `refresh/<connection id>` workflow, so
  * concurrent callers share it; a caller whose request predates the last completed refresh is
  * served by that one. `invalid_grant` means the grant is dead: the connection becomes `expired`.
- * Other failures throw, and Temporal retries them.
+ * Other failures throw, and Temporal retries them. A remote MCP app's connection is refreshed
+ * by refresh-mcp-tokens.ts, in this same activity and workflow.
  */
 export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: Logger }) {
   return async (request: RefreshRequest): Promise<RefreshResult> => {
@@ -89,6 +59,9 @@ export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: 
       return result(connection, false);
 
     const app = findApp(connection.app);
+    // A remote MCP app's connection (issue 21) refreshes through the SDK, with its own client.
+    const mcp = app ? null : await findConnectionAuthorization(sql, connection.id);
+    if (mcp) return refreshMcpTokens(deps, connection, mcp);
     const tokens = await readTokens(sql, config.encryption, connection.id);
     if (!app || !tokens?.refreshToken) {
       await markConnectionExpired(sql, connection.id);

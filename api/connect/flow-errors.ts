@@ -7,6 +7,8 @@ export type FlowProblem =
   | 'access_denied'
   | 'authorization_failed'
   | 'browser_mismatch'
+  // Issue 21: a remote MCP server, or its authorization server, did not answer the start.
+  | 'app_unavailable'
   | 'internal_error';
 
 /**
@@ -110,6 +112,12 @@ export const FLOW_PROBLEMS: Record<FlowProblem, ProblemText> = {
         ? `The app or website that sent you the link has not finished setting up ${appName}. Contact its support.`
         : `${product} has not finished setting up ${appName}. Contact their support.`,
     supportFirst: true,
+  },
+  app_unavailable: {
+    status: 503,
+    title: 'We could not reach the app',
+    message: ({ appName, product }) =>
+      `${appName} did not answer, so nothing was connected. Open your link again in a few minutes; if it keeps failing, contact ${supportOf(product)}.`,
   },
   connection_revoked: {
     status: 410,

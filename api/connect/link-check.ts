@@ -2,8 +2,8 @@ import { findConnectionById } from '../../activities/db/connections.js';
 import { findLinkByToken, type ConnectLink } from '../../activities/db/connect-links.js';
 import { getConnectSettings } from '../../activities/db/connect-settings.js';
 import type { Db } from '../../infra/database/client.js';
-import { findApp, type AppDefinition } from '../../workflows/catalog/index.js';
 import type { FlowProblem } from './flow-errors.js';
+import { linkApp, type LinkApp } from './link-app.js';
 import { DEFAULT_BRANDING, type ConnectBranding } from './pages/index.js';
 
 /** The environment's connect settings as page branding (defaults fill what is unset). */
@@ -13,15 +13,15 @@ export async function brandingOf(sql: Db, environmentId: string): Promise<Connec
 }
 
 export type LinkCheck =
-  | { link: ConnectLink; app: AppDefinition; branding: ConnectBranding }
-  | { problem: FlowProblem; branding: ConnectBranding; app?: AppDefinition };
+  | { link: ConnectLink; app: LinkApp; branding: ConnectBranding }
+  | { problem: FlowProblem; branding: ConnectBranding; app?: LinkApp };
 
 /** A link that can still be used, or the problem that stops it. */
 export async function checkLink(sql: Db, token: string): Promise<LinkCheck> {
   const link = /^[A-Za-z0-9_-]{20,64}$/.test(token) ? await findLinkByToken(sql, token) : null;
   if (!link) return { problem: 'link_invalid', branding: DEFAULT_BRANDING };
   const branding = await brandingOf(sql, link.environmentId);
-  const app = findApp(link.app);
+  const app = await linkApp(sql, link.environmentId, link.app);
   if (!app) return { problem: 'link_invalid', branding };
   if (link.usedAt) return { problem: 'link_used', branding, app };
   if (link.expiresAt < new Date()) return { problem: 'link_expired', branding, app };

@@ -1,7 +1,11 @@
 import type { Response } from 'express';
-import type { AppDefinition } from '../../workflows/catalog/index.js';
 import { FLOW_PROBLEMS, type FlowProblem } from './flow-errors.js';
-import { CONTENT_SECURITY_POLICY, renderErrorPage, type ConnectBranding } from './pages/index.js';
+import {
+  CONTENT_SECURITY_POLICY,
+  renderErrorPage,
+  type AppInfo,
+  type ConnectBranding,
+} from './pages/index.js';
 import { productName } from './pages/theme.js';
 
 /** Sends a hosted page with the headers every one of them needs (strict CSP, never cached). */
@@ -28,7 +32,7 @@ export function problemPage(
   res: Response,
   problem: FlowProblem,
   branding: ConnectBranding,
-  app?: AppDefinition,
+  app?: AppInfo,
 ) {
   const text = FLOW_PROBLEMS[problem];
   const names = { product: productName(branding), appName: app?.name ?? 'the app' };

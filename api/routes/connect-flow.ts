@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { Router } from 'express';
-import { findLinkById, type ConnectLink } from '../../activities/db/connect-links.js';
+import { v7 as uuidv7 } from 'uuid';
+import { findLinkById, hashToken, type ConnectLink } from '../../activities/db/connect-links.js';
 import { findConnectionById } from '../../activities/db/connections.js';
 import {
   consumeAttempt,
@@ -11,7 +12,6 @@ import {
 import { startAuthorization } from '../../activities/oauth/authorization-url.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/redirect-uri.js';
-import { findApp, type AppDefinition } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
 import {
   attemptCookieValue,
@@ -19,11 +19,13 @@ import {
   newBrowserBinding,
   setAttemptCookie,
 } from '../connect/attempt-cookie.js';
+import { linkApp } from '../connect/link-app.js';
 import { brandingOf, checkLink } from '../connect/link-check.js';
 import {
   DEFAULT_BRANDING,
   renderConnectPage,
   renderSuccessPage,
+  type AppInfo,
   type ConnectBranding,
 } from '../connect/pages/index.js';
 import { requestedScopes } from '../connect/requested-scopes.js';
@@ -45,7 +47,7 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
   function connected(
     res: Response,
     link: ConnectLink,
-    app: AppDefinition | undefined,
+    app: AppInfo | null,
     branding: ConnectBranding,
     connectionId: string,
   ): void {
@@ -57,7 +59,7 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
       res.set('Cache-Control', 'no-store').redirect(303, target.href);
       return;
     }
-    if (!app) throw new Error(`app ${link.app} left the catalog during a connect flow`);
+    if (!app) throw new Error(`app ${link.app} was removed during a connect flow`);
     sendPage(res, 200, renderSuccessPage({ branding, app: { id: app.id, name: app.name } }));
   }
 
@@ -75,7 +77,8 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
       return;
     }
     const branding = await brandingOf(deps.sql, link.environmentId);
-    const app = findApp(link.app);
+    const found = await linkApp(deps.sql, link.environmentId, link.app);
+    const app = found && { id: found.id, name: found.name };
     if (attempt.consumedAt) {
       // A reload of the success page, in the browser that connected: it sees its success again.
       const connectionId = attempt.browserRef
@@ -86,17 +89,17 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
         connected(res, link, app, branding, connection.id);
         return;
       }
-      problemPage(res, 'link_used', branding, app);
+      problemPage(res, 'link_used', branding, app ?? undefined);
       return;
     }
     if (attempt.expiresAt < new Date()) {
-      problemPage(res, 'attempt_expired', branding, app);
+      problemPage(res, 'attempt_expired', branding, app ?? undefined);
       return;
     }
     // Only the browser that started the attempt may finish it, deny it included: anyone else
     // holding the state (it is in the app's authorize URL) changes nothing.
     if (!attempt.browserRef || !isBoundTo(attempt, attemptCookieValue(req, attempt.browserRef))) {
-      problemPage(res, 'browser_mismatch', branding, app);
+      problemPage(res, 'browser_mismatch', branding, app ?? undefined);
       return;
     }
     // From here on the attempt gets spent, so its cookie has served its purpose.
@@ -109,17 +112,17 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
         res,
         error === 'access_denied' ? 'access_denied' : 'authorization_failed',
         branding,
-        app,
+        app ?? undefined,
       );
       return;
     }
     if (!(await parkCallback(deps.sql, deps.config.encryption, attempt.id, query.toString()))) {
-      problemPage(res, 'link_used', branding, app);
+      problemPage(res, 'link_used', branding, app ?? undefined);
       return;
     }
     const outcome = await workflows.completeConnection(attempt.id);
     if (!outcome.ok) {
-      problemPage(res, outcome.code, branding, app);
+      problemPage(res, outcome.code, branding, app ?? undefined);
       return;
     }
     setConnectedCookie(
@@ -147,7 +150,8 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
         branding: found.branding,
         app: { id: found.app.id, name: found.app.name },
         startUrl: `${deps.config.api.publicUrl}/connect/${req.params.token}/start`,
-        scopes: requestedScopes(found.app),
+        // An MCP app's scopes are known once its server is asked, at the start.
+        scopes: found.app.kind === 'catalog' ? requestedScopes(found.app.definition) : [],
       }),
     );
   });
@@ -162,6 +166,22 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
       return;
     }
     const { link, app, branding } = found;
+    if (app.kind === 'mcp') {
+      // Discovery, the choice of client and any registration reach the app's servers: a workflow.
+      const browser = newBrowserBinding();
+      const started = await workflows.startMcpConnection({
+        attemptId: uuidv7(),
+        linkId: link.id,
+        browser: { ref: browser.ref, secretSha256Hex: hashToken(browser.secret).toString('hex') },
+      });
+      if (!started.ok) {
+        problemPage(res, started.code, branding, app);
+        return;
+      }
+      setAttemptCookie(res, deps.config, browser);
+      res.set('Cache-Control', 'no-store').redirect(302, started.authorizationUrl);
+      return;
+    }
     const client = await chooseClientForNewConnection(
       deps.sql,
       deps.config,
@@ -175,7 +195,7 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
     const browser = newBrowserBinding();
     const url = await startAuthorization(deps.sql, deps.config, {
       linkId: link.id,
-      app,
+      app: app.definition,
       credentials: client.credentials,
       browser,
     });

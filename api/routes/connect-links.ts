@@ -1,10 +1,12 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { upsertConnectedUser } from '../../activities/db/connected-users.js';
+import { findMcpApp } from '../../activities/db/mcp-apps.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
 import { newConnectLink } from '../connect/links.js';
+import { assertMcpAppConnectable } from '../connect/mcp-link-readiness.js';
 import { ApiError, InvalidRequestError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
@@ -52,7 +54,7 @@ registerConnectedUserOperation({
   },
   response: linkSchema,
   status: 201,
-  errors: ['auth_config_required'],
+  errors: ['auth_config_required', 'conflict', 'upstream_unavailable'],
   requires: { operation: 'write' },
   errorExamples: [
     {
@@ -70,14 +72,18 @@ export function connectLinkRoutes(deps: ApiDeps): Router {
   router.post('/v1/connect/links', authorize({ operation: 'write' }), async (req, res) => {
     const caller = callerOf(res);
     const body = parse(createLinkBody, req.body, 'body');
-    const app = findApp(body.app);
+    const catalogApp = findApp(body.app);
+    const mcpApp = catalogApp ? null : await findMcpApp(deps.sql, caller.environmentId, body.app);
+    const app = catalogApp ?? mcpApp;
     if (!app) {
       throw new InvalidRequestError(`Unknown app "${body.app}".`, [
         { path: 'app', message: 'unknown app' },
       ]);
     }
     // Checked now so the caller learns at once, not the end user on a broken page.
-    if (
+    if (mcpApp) {
+      await assertMcpAppConnectable(deps, caller.environmentId, mcpApp.id);
+    } else if (
       !(await chooseClientForNewConnection(deps.sql, deps.config, caller.environmentId, app.id))
     ) {
       throw new ApiError(

@@ -77,7 +77,7 @@ registerConnectedUserOperation({
     'For calling the app yourself. The access token is refreshed first when it is about to expire. Only a full-access key may export; prefer actions or the proxy, which never hand tokens out.',
   request: { params: connectionPath },
   response: tokenExportSchema,
-  errors: ['connection_expired'],
+  errors: ['connection_expired', 'auth_config_required'],
   requires: { operation: 'export' },
   errorExamples: [unknownConnection, revokedConnection, tokenEndpointDown],
 });
@@ -90,7 +90,7 @@ registerConnectedUserOperation({
     'Gatehouse refreshes tokens on its own before they expire; this forces it. Concurrent refreshes of one connection share one token request.',
   request: { params: connectionPath },
   response: refreshResultSchema,
-  errors: ['connection_expired'],
+  errors: ['connection_expired', 'auth_config_required'],
   requires: { operation: 'write' },
   errorExamples: [unknownConnection, revokedConnection, tokenEndpointDown],
 });
@@ -108,6 +108,22 @@ registerConnectedUserOperation({
   requires: { operation: 'write' },
   errorExamples: [unknownConnection, revokedConnection],
 });
+
+/**
+ * The operator's MCP OAuth client was refused at a refresh (issue 21): they are told which, and
+ * how to fix it; the connection is left as it was, so fixing the client is enough.
+ */
+function refusedClientError(
+  connection: Connection,
+  refused: NonNullable<RefreshResult['refusedClient']>,
+): ApiError {
+  const { mcpOAuthClientId: id, clientId } = refused;
+  return new ApiError(
+    'auth_config_required',
+    `The authorization server of ${connection.app} refused MCP OAuth client ${id} (client_id ${clientId}) as invalid_client: check its secret (POST /v1/mcp-oauth-clients/${id}/rotate) and its registration at the server. The connection is unchanged.`,
+    { connection_id: connection.id, mcp_oauth_client_id: id },
+  );
+}
 
 /** SPEC.md §4.1 connections: read, revoke, export, refresh and reconnect. */
 export function connectionsRoutes(deps: ApiDeps): Router {
@@ -135,6 +151,7 @@ export function connectionsRoutes(deps: ApiDeps): Router {
 
   async function assertRefreshed(connection: Connection, result: RefreshResult): Promise<void> {
     if (result.status === 'missing') throw new NotFoundError('Connection');
+    if (result.refusedClient) throw refusedClientError(connection, result.refusedClient);
     if (result.status === 'unavailable') {
       throw new ApiError(
         'upstream_unavailable',

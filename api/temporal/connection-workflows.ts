@@ -1,3 +1,4 @@
+import { v7 as uuidv7 } from 'uuid';
 import {
   WorkflowIdConflictPolicy,
   type Client,
@@ -11,9 +12,17 @@ import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../../infra/config.j
 import type { ConnectOutcome } from '../../workflows/connection-types.js';
 import type { RefreshResult } from '../../workflows/connection-types.js';
 import type {
+  McpReadiness,
+  McpReadinessInput,
+  McpStartInput,
+  McpStartOutcome,
+} from '../../workflows/mcp-connect-types.js';
+import type {
+  checkMcpConnection,
   completeConnection,
   deleteConnectedUser,
   revokeConnection,
+  startMcpConnection,
 } from '../../workflows/index.js';
 
 /**
@@ -44,6 +53,28 @@ export class ConnectionWorkflows {
         taskQueue: this.taskQueue,
         workflowId: `connect/${attemptId}`,
         args: [attemptId],
+      }),
+    );
+  }
+
+  /** The start of a connect to a remote MCP app (issue 21): its authorize URL, or why not. */
+  startMcpConnection(input: McpStartInput): Promise<McpStartOutcome> {
+    return this.started(() =>
+      this.client.workflow.start<typeof startMcpConnection>('startMcpConnection', {
+        taskQueue: this.taskQueue,
+        workflowId: `connect-start/${input.attemptId}`,
+        args: [input],
+      }),
+    );
+  }
+
+  /** Whether a connect link for a remote MCP app can work; each ask is its own check. */
+  checkMcpConnection(input: McpReadinessInput): Promise<McpReadiness> {
+    return this.started(() =>
+      this.client.workflow.start<typeof checkMcpConnection>('checkMcpConnection', {
+        taskQueue: this.taskQueue,
+        workflowId: `connect-check/${input.environmentId}/${input.appId}/${uuidv7()}`,
+        args: [input],
       }),
     );
   }

@@ -50,9 +50,12 @@ function servedOperations(app: Express): string[] {
   return found;
 }
 
-/** Pages and machine endpoints that are not part of either interface. */
+/**
+ * Pages and machine endpoints that are not part of either interface (the client ID metadata
+ * documents are for authorization servers, issue 21).
+ */
 const OUTSIDE_THE_INTERFACES =
-  /^(GET|POST|_ALL) \/(healthz|readyz|favicon\.(ico|svg)|connect\/|approvals\/review\/|openapi\/|codec\/|mcp(\/|$))/;
+  /^(GET|POST|_ALL) \/(healthz|readyz|favicon\.(ico|svg)|connect\/|approvals\/review\/|openapi\/|codec\/|mcp(\/|$)|mcp-clients\/)/;
 
 beforeAll(async () => {
   db = await createTestDatabase();

@@ -1,6 +1,7 @@
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../../infra/config.js';
+import type { Logger } from '../../infra/logger.js';
 import type { Sql } from '../../infra/database/client.js';
 import { createWorker, type GatehouseWorker } from '../../worker/worker.js';
 import { testEnv } from './stack-env.js';
@@ -18,15 +19,16 @@ export interface TestWorker {
 export async function startTestWorker(
   config: Config,
   sql: Sql,
-  options: { dataConverter?: DataConverter } = {},
+  options: { dataConverter?: DataConverter; logger?: Logger } = {},
 ): Promise<TestWorker> {
   installTestRuntime();
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await createWorker({
     config,
     sql,
-    // Its warnings (retried activities, refused webhooks) are the run's log, not test output.
-    logger: testLogger('warn'),
+    // Its warnings (retried activities, refused webhooks) are the run's log, not test output,
+    // unless the test reads them itself.
+    logger: options.logger ?? testLogger('warn'),
     connection,
     workflowBundle: { codePath: testEnv('workflowBundle') },
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),

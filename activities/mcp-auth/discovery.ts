@@ -1,0 +1,101 @@
+import {
+  discoverOAuthServerInfo,
+  extractWWWAuthenticateParams,
+  type OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+
+/** What the server's `401` said (RFC 9728 §5.1, RFC 6750 §3): where its metadata is, which scope. */
+export interface McpChallenge {
+  resourceMetadataUrl?: URL;
+  scope?: string;
+}
+
+export interface McpDiscovery {
+  challenge: McpChallenge;
+  /** The SDK's own discovery result, in the form its `auth()` takes back from a provider. */
+  state: OAuthDiscoveryState;
+}
+
+/** The server, or an authorization server it names, could not be reached. */
+export class DiscoveryUnreachable extends Error {
+  override name = 'DiscoveryUnreachable';
+}
+
+/** Whether a failed request never got an HTTP answer (network, timeout, a refused address). */
+function noAnswer(error: unknown): boolean {
+  return (
+    (error instanceof TypeError && error.message === 'fetch failed') ||
+    (error instanceof DOMException &&
+      (error.name === 'TimeoutError' || error.name === 'AbortError'))
+  );
+}
+
+/**
+ * Asks the server without a token, as an MCP client starts (`initialize`, then `tools/list`
+ * when the server lets anyone initialize), through the SDK's own client, and reads the
+ * `WWW-Authenticate` of its 401 with the SDK's parser. Nothing is left open at the server.
+ */
+async function readChallenge(serverUrl: string, fetchFn: FetchLike): Promise<McpChallenge> {
+  let unauthorized: Response | undefined;
+  const recording: FetchLike = async (url, init) => {
+    const response = await fetchFn(url, init);
+    if (response.status === 401) unauthorized = response;
+    return response;
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { fetch: recording });
+  const client = new Client({ name: 'gatehouse', version: '0.1.0' });
+  try {
+    await client.connect(transport);
+    await client.listTools();
+  } catch (error) {
+    if (noAnswer(error)) throw new DiscoveryUnreachable(`${serverUrl}: ${messageOf(error)}`);
+    // Any other refusal: what the 401 said, if there was one, else the well-known paths.
+  } finally {
+    if (transport.sessionId) await transport.terminateSession().catch(() => undefined);
+    await client.close().catch(() => undefined);
+  }
+  if (!unauthorized) return {};
+  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(unauthorized);
+  return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
+}
+
+function messageOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  const message = error instanceof Error ? error.message : 'unknown error';
+  return typeof cause === 'string' ? `${message} (${cause})` : message;
+}
+
+/**
+ * RFC 9728 protected resource metadata (from the challenge's `resource_metadata`, else the
+ * well-known paths) and the authorization server's metadata (RFC 8414, then OpenID discovery),
+ * all by the SDK's `discoverOAuthServerInfo`.
+ */
+export async function discoverAuthorization(
+  serverUrl: string,
+  fetchFn: FetchLike,
+): Promise<McpDiscovery> {
+  const challenge = await readChallenge(serverUrl, fetchFn);
+  try {
+    const info = await discoverOAuthServerInfo(serverUrl, {
+      ...(challenge.resourceMetadataUrl
+        ? { resourceMetadataUrl: challenge.resourceMetadataUrl }
+        : {}),
+      fetchFn,
+    });
+    return {
+      challenge,
+      state: {
+        ...info,
+        ...(challenge.resourceMetadataUrl
+          ? { resourceMetadataUrl: challenge.resourceMetadataUrl.href }
+          : {}),
+      },
+    };
+  } catch (error) {
+    // A 5xx, or metadata that is not what the RFCs say: the server's fault, for now.
+    throw new DiscoveryUnreachable(`${serverUrl}: ${messageOf(error)}`);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * What the workflows of an MCP app's connect flow are asked and answer (issue 21). No secret
+ * travels in either: the browser's cookie is named by its hash, the PKCE verifier and any client
+ * secret stay in Postgres, and the authorize URL carries only what the browser is shown anyway.
+ */
+
+/** `/connect/<token>/start` for an MCP app: the attempt to record and the browser it belongs to. */
+export interface McpStartInput {
+  /** Made by the API, so the workflow id names the attempt (`connect-start/<attempt id>`). */
+  attemptId: string;
+  linkId: string;
+  browser: { ref: string; secretSha256Hex: string };
+}
+
+export type McpStartOutcome =
+  | { ok: true; authorizationUrl: string }
+  | {
+      ok: false;
+      /**
+       * `app_not_configured`: no way to identify Gatehouse to the authorization server, or one
+       * it refuses to use (no PKCE S256); `app_unavailable`: the server or its authorization
+       * server could not be reached or answered nonsense.
+       */
+      code:
+        'link_invalid' | 'link_used' | 'link_expired' | 'app_not_configured' | 'app_unavailable';
+    };
+
+/** Whether a connect link for an MCP app can work, asked when the link is created. */
+export interface McpReadinessInput {
+  environmentId: string;
+  appId: string;
+}
+
+/** Why no connect can work now; each is said to the link's creator in words (api/). */
+export type McpNotReady =
+  /** The server or its authorization server did not answer (retry later). */
+  | { reason: 'unreachable'; detail: string }
+  /** No authorization server metadata (RFC 8414 / OpenID discovery) was found. */
+  | { reason: 'no_metadata'; issuer: string }
+  /** The authorization server does not advertise PKCE S256: Gatehouse refuses it. */
+  | { reason: 'no_s256'; issuer: string }
+  /** Nothing to identify Gatehouse with: what could be set is in the fields. */
+  | {
+      reason: 'no_client';
+      issuer: string;
+      /** The selected MCP OAuth client, when its issuer is another server. */
+      selectedClient: { id: string; issuer: string } | null;
+      brandingSet: boolean;
+      /** The server accepts client ID metadata documents, which need an https PUBLIC_URL. */
+      cimdSupported: boolean;
+      /** The server offers dynamic client registration. */
+      dcrSupported: boolean;
+      redirectUri: string;
+    };
+
+export type McpReadiness =
+  | { ready: true; clientKind: 'byo' | 'cimd' | 'dcr'; issuer: string }
+  | ({ ready: false } & McpNotReady);
