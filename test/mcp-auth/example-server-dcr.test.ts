@@ -4,7 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { readTokens, saveRefreshedTokens } from '../../activities/db/connections.js';
+import { findRegistration } from '../../activities/db/mcp-client-registrations.js';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
+import { historyText } from '../support/workflow-history.js';
 import {
   api,
   registerMcpApp,
@@ -166,6 +169,36 @@ describe('dynamic client registration with the branding', () => {
     await client.close();
   });
 
+  it('keeps every secret out of the connect workflows: registration secret, code, verifier, tokens', async () => {
+    const [attempt] = await stack.db.sql<{ id: string; registrationId: string }[]>`
+      select a.id, m.registration_id from oauth_attempts a
+      join mcp_oauth_attempts m on m.attempt_id = a.id
+      join connect_links l on l.id = a.link_id
+      join connected_users u on u.id = l.connected_user_id
+      where u.external_id = 'u_dcr'`;
+    if (!attempt) throw new Error('no attempt');
+    const registration = await findRegistration(
+      stack.db.sql,
+      stack.config.encryption,
+      attempt.registrationId,
+    );
+    const token = (await server.authRequests()).find((r) => r.url === '/token');
+    const secrets = [
+      registration?.registration.client_secret,
+      token?.body?.code,
+      token?.body?.code_verifier,
+      (await exported(connectionId)).access_token,
+    ];
+    expect(secrets.every((secret) => typeof secret === 'string' && secret.length > 0)).toBe(true);
+    const histories = [
+      await historyText(stack.api.temporal, `connect-start/${attempt.id}`),
+      await historyText(stack.api.temporal, `connect/${attempt.id}`),
+    ].join('\n');
+    // Decoded (the check would pass on ciphertext): the start's answer is the authorize URL.
+    expect(histories).toContain('authorizationUrl');
+    for (const secret of secrets) expect(histories).not.toContain(String(secret));
+  });
+
   it('reuses the registration for the next user', async () => {
     const before = (await server.authRequests()).filter((r) => r.url === '/register').length;
     const walk = await walkMcpLink(await newLink('u_dcr_2'));
@@ -206,5 +239,48 @@ describe('dynamic client registration with the branding', () => {
     const renewed = await connectionOf('u_dcr');
     expect(renewed).toMatchObject({ id: connectionId, status: 'active' });
     expect((await exported(connectionId)).access_token).toEqual(expect.any(String));
+  });
+
+  it('registers anew, once, when the authorization server no longer knows its registration (invalid_client at a refresh)', async () => {
+    const connection = await connectionOf('u_dcr_3');
+    // An authorization server that issues refresh tokens would have given one.
+    const tokens = await readTokens(stack.db.sql, stack.config.encryption, connection.id);
+    if (!tokens) throw new Error('no tokens');
+    await saveRefreshedTokens(
+      stack.db.sql,
+      stack.config.encryption,
+      connection.id,
+      { ...tokens, refreshToken: 'refresh-token-of-u_dcr_3' },
+      null,
+    );
+    // It keeps clients in memory: restarted, it knows none.
+    await server.restart();
+    const from = (await server.authRequests()).length;
+    const refresh = await api(stack, 'POST', `/v1/connections/${connection.id}/refresh`);
+    const body = (await refresh.json()) as { error: { code: string; reconnect_url: string } };
+    expect(refresh.status).toBe(409);
+    expect(body.error.code).toBe('connection_expired');
+    const refused = (await server.authRequests()).slice(from);
+    expect(refused.map((r) => [r.url, r.status])).toEqual([['/token', 400]]);
+    expect(refused[0]?.body).toMatchObject({
+      grant_type: 'refresh_token',
+      client_id: connection.clientId,
+      resource: server.serverUrl,
+    });
+
+    const walk = await walkMcpLink(body.error.reconnect_url);
+    expect(walk.stoppedAt === 'callback' && walk.page.status).toBe(200);
+    const sent = (await server.authRequests()).slice(from);
+    expect(sent.filter((r) => r.url === '/register')).toHaveLength(1);
+    const renewed = await connectionOf('u_dcr_3');
+    expect(renewed).toMatchObject({ id: connection.id, status: 'active' });
+    expect(renewed.clientId).not.toBe(connection.clientId);
+    // The next user reuses the new registration: one registration for the invalid_client.
+    const next = await walkMcpLink(await newLink('u_dcr_4'));
+    expect(next.stoppedAt === 'callback' && next.page.status).toBe(200);
+    expect(
+      (await server.authRequests()).slice(from).filter((r) => r.url === '/register'),
+    ).toHaveLength(1);
+    expect((await connectionOf('u_dcr_4')).clientId).toBe(renewed.clientId);
   });
 });

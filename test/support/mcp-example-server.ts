@@ -28,6 +28,11 @@ export interface McpExampleServer {
   issuer: string;
   /** What the authorization server received, in order. */
   authRequests(): Promise<ReceivedRequest[]>;
+  /**
+   * Stops the server and starts it again on the same ports: its authorization server, which
+   * keeps everything in memory, then knows no client, code or token it issued before.
+   */
+  restart(): Promise<void>;
   /** A client registered at the authorization server directly, as an operator would. */
   registerClient(metadata: Record<string, unknown>): Promise<{
     client_id: string;
@@ -70,22 +75,33 @@ export async function startMcpExampleServer(): Promise<McpExampleServer> {
   };
   // Jest's options are for this process, not the server.
   delete env.NODE_OPTIONS;
-  const child = spawn(
-    process.execPath,
-    ['--import', recorder, example, '--oauth', '--oauth-strict'],
-    { env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await printed(
-    child,
-    [
-      `OAuth Authorization Server listening on port ${String(authPort)}`,
-      `MCP Streamable HTTP Server listening on port ${String(mcpPort)}`,
-    ],
-    () => output,
-  );
+  const launch = async (): Promise<ChildProcess> => {
+    const child = spawn(
+      process.execPath,
+      ['--import', recorder, example, '--oauth', '--oauth-strict'],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await printed(
+      child,
+      [
+        `OAuth Authorization Server listening on port ${String(authPort)}`,
+        `MCP Streamable HTTP Server listening on port ${String(mcpPort)}`,
+      ],
+      () => output,
+    );
+    return child;
+  };
+  const kill = async (child: ChildProcess) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  let child = await launch();
   const issuer = `http://localhost:${String(authPort)}/`;
   return {
     serverUrl: `http://localhost:${String(mcpPort)}/mcp`,
@@ -107,12 +123,12 @@ export async function startMcpExampleServer(): Promise<McpExampleServer> {
       if (response.status !== 201) throw new Error(`registration: ${String(response.status)}`);
       return (await response.json()) as { client_id: string; client_secret?: string };
     },
+    async restart() {
+      await kill(child);
+      child = await launch();
+    },
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await kill(child);
       await rm(dir, { recursive: true, force: true });
     },
   };
