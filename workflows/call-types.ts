@@ -155,8 +155,12 @@ export type Preparation = PreparedCall & {
 type PreparedCall =
   | {
       ok: true;
-      connectedUserId: string;
-      connectionId: string;
+      /**
+       * Null only for a call that needs no connection: a tool of a remote MCP server that asks
+       * for no authorization (issue 21), or a call the tool pinning denies before any is read.
+       */
+      connectedUserId: string | null;
+      connectionId: string | null;
       decision: Decision;
       reason: string;
       policyId: string | null;

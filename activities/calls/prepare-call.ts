@@ -2,6 +2,7 @@ import type { Db, Sql } from '../../infra/database/client.js';
 import type { AnsweredElsewhere, CallRequest, Preparation } from '../../workflows/call-types.js';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../infra/config.js';
+import { findApp } from '../../workflows/catalog/index.js';
 import type { PolicyDocument } from '../../workflows/policy.js';
 import {
   callKey,
@@ -9,7 +10,9 @@ import {
   keptAnswerSubquery,
   type KeptAnswerRow,
 } from '../db/call-idempotency-keys.js';
+import { findMcpAppStanding, type McpAppStanding } from '../db/mcp-apps.js';
 import { listPolicies } from '../db/policies.js';
+import { pinningRefusal } from '../mcp-apps/tool-pinning.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
 import { policyVerdict } from './policy-verdict.js';
 
@@ -72,16 +75,22 @@ async function answeredBefore(
 export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: Config }) {
   const { sql, temporal } = deps;
   return async (call: CallRequest, requestIds: readonly string[] = []): Promise<Preparation> => {
-    const [found, policies] = await Promise.all([
+    // A tool of a remote MCP app (issue 21): the app, its snapshots, for the pinning rule.
+    const { target } = call;
+    const remote = target.kind === 'action' && !findApp(target.app);
+    const [found, policies, standing] = await Promise.all([
       findUserConnection(sql, call, requestIds),
       listPolicies(sql, call.environmentId),
+      remote ? findMcpAppStanding(sql, call.environmentId, target.app) : null,
     ]);
     // Issue 19.1: answered under its key already (a run that starts after the answer was kept).
     const key = call.idempotencyKey;
     const kept =
       key === undefined ? null : keptAnswerOf(deps.config.encryption, callKey(call, key), found);
     const answeredElsewhere = await answeredBefore(temporal, found.audited);
-    const prepared = verdictOn(call, found, policies);
+    const prepared = remote
+      ? remoteToolVerdict(call, found, policies, standing)
+      : verdictOn(call, found, policies);
     return {
       ...prepared,
       answeredElsewhere,
@@ -117,6 +126,16 @@ function verdictOn(
       connectionId: found.connectionId,
     };
   }
+  return policyPreparation(call, policies, found.connectedUserId, found.connectionId);
+}
+
+/** The verdict of the policy that governs the agent, for a call whose connection is settled. */
+function policyPreparation(
+  call: CallRequest,
+  policies: readonly PolicyDocument[],
+  connectedUserId: string | null,
+  connectionId: string | null,
+): Preparation {
   const { target } = call;
   const verdict = policyVerdict(policies, call.agentId, {
     app: target.app,
@@ -125,8 +144,8 @@ function verdictOn(
   });
   return {
     ok: true,
-    connectedUserId: found.connectedUserId,
-    connectionId: found.connectionId,
+    connectedUserId,
+    connectionId,
     decision: verdict.decision,
     reason: verdict.reason,
     policyId: verdict.policyId,
@@ -134,4 +153,37 @@ function verdictOn(
     rule: verdict.rule,
     approval: verdict.approval,
   };
+}
+
+/**
+ * A call to a tool of a remote MCP app (issue 21). The pinning rule first, since it is about the
+ * tool and not the user: a tool the app no longer has, changed since the accepted snapshot, or
+ * outside the allow-list, is denied with the reason naming it, made or approved, whoever calls.
+ * Then, for a server that asks for authorization, the user's connection as for any app (none is
+ * needed otherwise), then the policy.
+ */
+function remoteToolVerdict(
+  call: CallRequest,
+  found: UserConnection,
+  policies: readonly PolicyDocument[],
+  standing: McpAppStanding | null,
+): Preparation {
+  const refusal = call.target.kind === 'action' ? pinningRefusal(standing, call.target) : null;
+  if (refusal !== null || !standing) {
+    return {
+      ok: true,
+      connectedUserId: found.connectedUserId,
+      connectionId: found.connectionId,
+      decision: 'deny',
+      reason: `tool pinning: ${refusal ?? 'no such app'}`,
+      policyId: null,
+      policyVersion: null,
+      rule: 'tool pinning',
+      approval: { requested_from: [], ttl_seconds: 0 },
+    };
+  }
+  if (standing.app.auth === 'none') {
+    return policyPreparation(call, policies, found.connectedUserId, null);
+  }
+  return verdictOn(call, found, policies);
 }

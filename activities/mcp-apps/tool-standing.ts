@@ -11,8 +11,15 @@ import type { CallScope } from '../../workflows/catalog/index.js';
  * newest listing's, for its name and grade; `grade` is what the policy governs it at.
  */
 export type ToolStanding =
-  | { callable: true; tool: McpToolDefinition; grade: CallScope }
-  | { callable: false; tool: McpToolDefinition; grade: CallScope; reason: string };
+  | { callable: true; accepted: true; tool: McpToolDefinition; grade: CallScope }
+  | {
+      callable: false;
+      /** Whether `tool` is the accepted definition (false: only the newest listing has it). */
+      accepted: boolean;
+      tool: McpToolDefinition;
+      grade: CallScope;
+      reason: string;
+    };
 
 function inAllowlist(standing: McpAppStanding, name: string): boolean {
   const allowlist = standing.app.toolAllowlist;
@@ -33,7 +40,13 @@ export function toolStanding(standing: McpAppStanding, name: string): ToolStandi
   const tool = acceptedTool ?? listedTool;
   if (!tool) return null;
   const grade = toolGrade(tool, app.gradeOverrides);
-  const refuse = (reason: string): ToolStanding => ({ callable: false, tool, grade, reason });
+  const refuse = (reason: string): ToolStanding => ({
+    callable: false,
+    accepted: acceptedTool !== undefined,
+    tool,
+    grade,
+    reason,
+  });
   const subject = `tool "${name}" of app "${app.id}"`;
   if (!inAllowlist(standing, name))
     return refuse(`${subject} is outside the app's tool allow-list`);
@@ -57,5 +70,5 @@ export function toolStanding(standing: McpAppStanding, name: string): ToolStandi
       );
     }
   }
-  return { callable: true, tool: acceptedTool, grade };
+  return { callable: true, accepted: true, tool: acceptedTool, grade };
 }

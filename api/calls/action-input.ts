@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { DirectoryAction } from '../../activities/apps/directory.js';
+import { toolInputIssues } from '../../activities/mcp-apps/tool-input.js';
 import type { ActionCall } from '../../workflows/call-types.js';
 import type { ActionDefinition } from '../../workflows/catalog/index.js';
 import { InvalidRequestError, type Issue } from '../errors.js';
@@ -37,4 +39,44 @@ export function actionCall(action: ActionDefinition, input: unknown): ActionCall
     scope: action.scope,
     input,
   };
+}
+
+/**
+ * A remote MCP tool's input (issue 21), checked against the accepted snapshot's JSON Schema (ajv)
+ * with the same `input.`-named issues. A tool no operator has accepted has no schema calls may
+ * trust: its call goes on unchecked, to be refused by the pinning rule when it is prepared.
+ */
+function validToolInput(
+  action: Extract<DirectoryAction, { kind: 'mcp' }>,
+  input: Record<string, unknown>,
+): unknown {
+  if (!action.callable.accepted) return input;
+  const issues = toolInputIssues(action.tool.inputSchema, input);
+  const first = issues[0];
+  if (!first) return input;
+  throw new InvalidRequestError(
+    `Invalid input for ${action.id} (${first.path}: ${first.message}).`,
+    issues,
+  );
+}
+
+/**
+ * What a run of any action of the environment asks, its input validated: a catalog action by
+ * its zod schema, a remote MCP tool by its JSON Schema, graded as the tool is now. Runs and MCP
+ * tool calls alike, so both start the same call for the same arguments.
+ */
+export function directoryCall(action: DirectoryAction, input: Record<string, unknown>): ActionCall {
+  if (action.kind === 'catalog') return actionCall(action.action, validInput(action.action, input));
+  return {
+    kind: 'action',
+    action: action.id,
+    app: action.app,
+    scope: action.scope,
+    input: validToolInput(action, input),
+  };
+}
+
+/** What `GET /v1/actions/{action}` and MCP's `inputSchema` publish, for either kind. */
+export function directoryInputSchema(action: DirectoryAction): Record<string, unknown> {
+  return action.kind === 'catalog' ? inputJsonSchema(action.action) : action.tool.inputSchema;
 }

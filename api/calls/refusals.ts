@@ -53,10 +53,12 @@ export async function refusable<T>(
   req: Request,
   res: Response,
   describe: () => RefusedCall,
-  check: () => T,
+  // May read Postgres (whether an action is a remote MCP app's tool, issue 21): awaited here, so
+  // its refusals are audited like the others.
+  check: () => T | Promise<T>,
 ): Promise<T> {
   try {
-    return check();
+    return await check();
   } catch (error) {
     const caller = res.locals.caller;
     if (error instanceof ApiError && caller) {

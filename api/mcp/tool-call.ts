@@ -3,9 +3,10 @@ import type { Request, Response } from 'express';
 import { upsertConnectedUser } from '../../activities/db/connected-users.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
 import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
-import { findAction, findApp, type ActionDefinition } from '../../workflows/catalog/index.js';
+import type { DirectoryAction } from '../../activities/apps/directory.js';
+import { findApp } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
-import { actionCall, validInput } from '../calls/action-input.js';
+import { directoryCall } from '../calls/action-input.js';
 import { answerCall, callAnswerError } from '../calls/call-answer.js';
 import { callHeaders, callRequestFor } from '../calls/call-context.js';
 import { refusable, type RefusedCall } from '../calls/refusals.js';
@@ -16,7 +17,7 @@ import { parse } from '../http/validate.js';
 import type { CallWorkflows } from '../temporal/call-workflows.js';
 import type { McpPrincipal } from './principal.js';
 import { appAnswerResult, envelopeResult, toolResult } from './tool-results.js';
-import { actionNameOf, sessionAction, toolName } from './tools.js';
+import { actionNameOf, appNameOf, sessionAction, toolName } from './tools.js';
 import { offerByElicitation, type LinkOffer, type ToolCallExtra } from './url-elicitation.js';
 
 /** What one MCP request's tool calls share. */
@@ -40,11 +41,11 @@ function refusedToolCall(
   principal: McpPrincipal,
   tool: string,
   args: Record<string, unknown> | undefined,
+  action: DirectoryAction | null,
 ): RefusedCall {
   const asked = Array.from(actionNameOf(tool)).slice(0, MAX_ASKED_LENGTH).join('');
-  const action = findAction(asked);
   return {
-    action: asked,
+    action: action?.id ?? asked,
     scope: action?.scope ?? null,
     userExternalId: principal.userExternalId,
     request: { tool: Array.from(tool).slice(0, MAX_ASKED_LENGTH).join(''), input: args ?? null },
@@ -76,18 +77,20 @@ export async function callTool(
   extra: ToolCallExtra,
 ): Promise<CallToolResult> {
   const { deps, principal } = ctx;
-  let started: { action: ActionDefinition; call: CallRequest };
+  let started: { action: DirectoryAction; call: CallRequest };
+  let found: DirectoryAction | null = null;
   try {
     started = await refusable(
       deps,
       ctx.req,
       ctx.res,
-      () => refusedToolCall(principal, tool, args),
-      () => {
-        const action = sessionAction(principal, tool);
+      () => refusedToolCall(principal, tool, args, found),
+      async () => {
+        found = await sessionAction(deps.sql, principal, tool);
+        const action = found;
         if (!action) throw new NotFoundError(`Tool "${tool}"`);
         checkAccess(principal.caller, { operation: 'call' });
-        const input = validInput(action, args ?? {});
+        const target = directoryCall(action, args ?? {});
         // As for runs: a caller (a backend speaking MCP) that means two identical calls says so.
         const headers = parse(
           idempotencyHeader,
@@ -97,7 +100,7 @@ export async function callTool(
         const call = callRequestFor(
           principal.caller,
           principal.userExternalId,
-          actionCall(action, input),
+          target,
           deps.config.approvals,
           { via: 'mcp', idempotencyKey: headers['Idempotency-Key'] },
         );
@@ -124,17 +127,17 @@ export async function callTool(
 
 async function resultOf(
   ctx: ToolCallContext,
-  action: ActionDefinition,
+  action: DirectoryAction,
   answer: CallAnswer,
   extra: ToolCallExtra,
 ): Promise<CallToolResult> {
-  const appName = findApp(action.app)?.name ?? action.app;
+  const appName = appNameOf(action);
   switch (answer.kind) {
     case 'json':
       return appAnswerResult(appName, answer.body as Record<string, unknown>);
     case 'passthrough':
       // Only the proxy answers with the app's raw bytes.
-      throw new Error(`action ${action.app}.${action.name} answered like a proxy call`);
+      throw new Error(`action ${action.id} answered like a proxy call`);
     case 'error':
       break;
   }
@@ -187,7 +190,7 @@ function askedOf(approval: HeldApproval): string {
  * from the `approval.requested` webhook or from an operator's `gatehouse approvals link`.
  */
 function heldResult(
-  action: ActionDefinition,
+  action: DirectoryAction,
   answer: Extract<CallAnswer, { kind: 'error' }>,
 ): CallToolResult {
   const approval = answer.extra.approval as HeldApproval;
@@ -220,19 +223,21 @@ function heldResult(
 /** No connection: a hosted connect link, made as `POST /v1/connect/links` makes one. */
 async function connectResult(
   ctx: ToolCallContext,
-  action: ActionDefinition,
+  action: DirectoryAction,
   extra: ToolCallExtra,
 ): Promise<CallToolResult> {
   const { sql, config } = ctx.deps;
   const { caller, userExternalId } = ctx.principal;
   const app = findApp(action.app);
-  const appName = app?.name ?? action.app;
+  const appName = appNameOf(action);
   const tool = toolName(action);
   const base = `The user has not connected ${appName}, so ${tool} did not run.`;
   const client = app
     ? await chooseClientForNewConnection(sql, config, caller.environmentId, app.id)
     : null;
-  if (!app || !client) {
+  // A remote MCP app (issue 21) is connected through its authorization server, found by
+  // discovery when the hosted page starts: its link is made as for a catalog app with a client.
+  if (action.kind === 'catalog' && !client) {
     const message = `${base} ${appName} cannot be connected in this environment yet (no OAuth client is configured for it).`;
     return toolResult(
       { error: { code: 'connection_required', message, retryable: false, app: action.app } },
@@ -243,7 +248,7 @@ async function connectResult(
   const link = await newConnectLink(sql, config, {
     environmentId: caller.environmentId,
     connectedUserId: user.id,
-    app: app.id,
+    app: action.app,
   });
   const offered = offer(ctx, extra, {
     id: `connect-${link.id}`,
@@ -269,12 +274,12 @@ async function connectResult(
 /** An expired connection: its reconnect link (SPEC.md §7), offered like a connect link. */
 function reconnectResult(
   ctx: ToolCallContext,
-  action: ActionDefinition,
+  action: DirectoryAction,
   error: ApiError,
   url: string,
   extra: ToolCallExtra,
 ): CallToolResult {
-  const appName = findApp(action.app)?.name ?? action.app;
+  const appName = appNameOf(action);
   const tool = toolName(action);
   const offered = offer(ctx, extra, {
     id: `reconnect-${String(error.extra.connection_id)}`,

@@ -1,4 +1,11 @@
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  callableTools,
+  findEnvironmentAction,
+  MCP_APP_ID,
+  type DirectoryAction,
+} from '../../activities/apps/directory.js';
+import { listMcpAppStandings } from '../../activities/db/mcp-apps.js';
 import { connectedAppsOf } from '../../activities/db/mcp-sessions.js';
 import { listPolicies } from '../../activities/db/policies.js';
 import type { Sql } from '../../infra/database/client.js';
@@ -22,56 +29,105 @@ export function toolName(action: Pick<ActionDefinition, 'app' | 'name'>): string
   return `${action.app}${SEPARATOR}${action.name}`;
 }
 
+/**
+ * What MCP clients accept as a tool name. A remote MCP tool may be named with a dot (MCP allows
+ * it), which `<app>__<tool>` would carry into a name some clients refuse: such a tool is left out
+ * of this server's list (it stays callable through `POST /v1/actions/{action}/run`).
+ */
+const CLIENT_TOOL_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+
 /** `acme.create_task` for `acme__create_task`, as audit names a call; the name itself otherwise. */
 export function actionNameOf(tool: string): string {
   const at = tool.indexOf(SEPARATOR);
   return at < 0 ? tool : `${tool.slice(0, at)}.${tool.slice(at + SEPARATOR.length)}`;
 }
 
-/** The action a tool name stands for, if the principal's session lets it be called at all. */
-export function sessionAction(principal: McpPrincipal, tool: string): ActionDefinition | null {
-  const action = findAction(actionNameOf(tool));
-  if (!action || toolName(action) !== tool) return null;
+/**
+ * The action a tool name stands for, if the principal's session lets it be called at all: a
+ * catalog action, or a tool of a remote MCP app of the environment (callable or not: the call
+ * of a tool the pinning rule refuses is denied with its reason, as over REST).
+ */
+export async function sessionAction(
+  sql: Sql,
+  principal: McpPrincipal,
+  tool: string,
+): Promise<DirectoryAction | null> {
+  const action = await findEnvironmentAction(
+    sql,
+    principal.caller.environmentId,
+    actionNameOf(tool),
+  );
+  if (!action || toolName(action) !== tool || !CLIENT_TOOL_NAME.test(tool)) return null;
   return inSession(principal, action) ? action : null;
 }
 
-function inSession(principal: McpPrincipal, action: ActionDefinition): boolean {
+function inSession(principal: McpPrincipal, action: Pick<DirectoryAction, 'app' | 'id'>): boolean {
   return (
     (principal.apps === null || principal.apps.includes(action.app)) &&
-    (principal.actions === null || principal.actions.includes(`${action.app}.${action.name}`))
+    (principal.actions === null || principal.actions.includes(action.id))
   );
 }
 
 /** A tool as the principal may use it now. */
 export interface ToolEntry {
-  action: ActionDefinition;
+  action: DirectoryAction;
   /** Whether the user has connected the app; false only for sessions that list all apps. */
   connected: boolean;
   /** What the governing policy does with a call, before any approval: never `deny`. */
   decision: Exclude<Decision, 'deny'>;
 }
 
+/** Catalog actions first, then remote MCP tools by app id and tool name (see toolPage). */
+async function environmentActions(
+  sql: Sql,
+  environmentId: string,
+): Promise<{ action: DirectoryAction; needsConnection: boolean }[]> {
+  const standings = await listMcpAppStandings(sql, environmentId);
+  const catalog = listActions().map((action) => ({
+    action: {
+      kind: 'catalog' as const,
+      id: `${action.app}.${action.name}`,
+      app: action.app,
+      name: action.name,
+      scope: action.scope,
+      description: action.description,
+      action,
+    },
+    needsConnection: true,
+  }));
+  const remote = standings.flatMap((standing) =>
+    callableTools(standing)
+      .filter((action) => CLIENT_TOOL_NAME.test(toolName(action)))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      // A server that asks for no authorization serves every user: nothing to connect.
+      .map((action) => ({ action, needsConnection: standing.app.auth === 'oauth' })),
+  );
+  return [...catalog, ...remote];
+}
+
 /**
- * Every tool the principal can use, in catalog order: the session's apps and actions, of apps
- * the user has connected (or all, when the session asks for connect prompts), without the
- * actions the policy governing the agent denies outright.
+ * Every tool the principal can use, in order: the session's apps and actions, of apps the user
+ * has connected (or all, when the session asks for connect prompts; a remote MCP app that asks
+ * for no authorization counts as connected for every user), without the actions the policy
+ * governing the agent denies outright, nor remote MCP tools the pinning rule refuses.
  */
 export async function availableTools(sql: Sql, principal: McpPrincipal): Promise<ToolEntry[]> {
   const { environmentId, agentId } = principal.caller;
-  const [connected, policies] = await Promise.all([
+  const [connected, policies, actions] = await Promise.all([
     connectedAppsOf(sql, environmentId, principal.userExternalId),
     listPolicies(sql, environmentId),
+    environmentActions(sql, environmentId),
   ]);
   const policy = governingPolicy(policies, agentId);
-  return listActions().flatMap((action): ToolEntry[] => {
+  return actions.flatMap(({ action, needsConnection }): ToolEntry[] => {
     if (!inSession(principal, action)) return [];
-    const isConnected = connected.has(action.app);
+    const isConnected = !needsConnection || connected.has(action.app);
     if (!isConnected && !principal.includeUnconnectedApps) return [];
     // Each environment is seeded with a `*` policy; without one nothing runs (prepare-call.ts).
     const decision = policy
       ? evaluatePolicy(policy, {
           kind: 'action',
-          action: `${action.app}.${action.name}`,
+          action: action.id,
           app: action.app,
           scope: action.scope,
         }).decision
@@ -82,25 +138,39 @@ export async function availableTools(sql: Sql, principal: McpPrincipal): Promise
 
 const schemas = new Map<ActionDefinition, Record<string, unknown>>();
 
-/** The same JSON Schema `GET /v1/actions/{action}` publishes, made once per action. */
-function inputSchemaOf(action: ActionDefinition): Tool['inputSchema'] {
-  let schema = schemas.get(action);
+/** The same JSON Schema `GET /v1/actions/{action}` publishes, made once per catalog action. */
+function inputSchemaOf(action: DirectoryAction): Tool['inputSchema'] {
+  if (action.kind === 'mcp') {
+    // MCP requires an object schema of a tool's arguments; a snapshot keeps only such tools.
+    return { ...action.tool.inputSchema, type: 'object' };
+  }
+  let schema = schemas.get(action.action);
   if (!schema) {
-    schema = inputJsonSchema(action);
-    schemas.set(action, schema);
+    schema = inputJsonSchema(action.action);
+    schemas.set(action.action, schema);
   }
   // Every catalog input is an object (defineAction's schemas are strict objects).
   return { ...schema, type: 'object' };
 }
 
-function titleOf(action: ActionDefinition): string {
+/** The app's name, as people read it: the catalog's, or the name the operator registered. */
+export function appNameOf(action: DirectoryAction): string {
+  return action.kind === 'catalog'
+    ? (findApp(action.app)?.name ?? action.app)
+    : action.standing.app.name;
+}
+
+function titleOf(action: DirectoryAction): string {
+  if (action.kind === 'mcp') {
+    return `${appNameOf(action)}: ${action.tool.title ?? action.tool.annotations?.title ?? action.name}`;
+  }
   const words = action.name.replace(/_/g, ' ');
-  return `${findApp(action.app)?.name ?? action.app}: ${words.charAt(0).toUpperCase()}${words.slice(1)}`;
+  return `${appNameOf(action)}: ${words.charAt(0).toUpperCase()}${words.slice(1)}`;
 }
 
 function descriptionOf(entry: ToolEntry): string {
   const { action } = entry;
-  const app = findApp(action.app)?.name ?? action.app;
+  const app = appNameOf(action);
   const notes = [action.description];
   if (entry.decision === 'ask') {
     notes.push(
@@ -115,9 +185,13 @@ function descriptionOf(entry: ToolEntry): string {
   return notes.join(' ');
 }
 
-/** MCP's hints from the catalog's grading: reads change nothing, destructive calls may lose data. */
+/**
+ * MCP's hints from the grade the call is governed at (reads change nothing, destructive calls may
+ * lose data); a remote tool's own idempotent and open-world hints are passed on as it gave them.
+ */
 export function toolOf(entry: ToolEntry): Tool {
   const { action } = entry;
+  const hints = action.kind === 'mcp' ? action.tool.annotations : undefined;
   return {
     name: toolName(action),
     title: titleOf(action),
@@ -129,44 +203,71 @@ export function toolOf(entry: ToolEntry): Tool {
       destructiveHint: action.scope === 'destructive',
       // Repeating a read changes nothing; a write's effect depends on the app (a second create
       // makes a second task), so none is promised.
-      idempotentHint: action.scope === 'read',
-      // Every tool reaches a third-party app.
-      openWorldHint: true,
+      idempotentHint: hints?.idempotentHint ?? action.scope === 'read',
+      // Every catalog tool reaches a third-party app.
+      openWorldHint: hints?.openWorldHint ?? true,
     },
   };
 }
 
-/** The cursor is the last tool of the page before: tools are always listed in catalog order. */
+/** The cursor is the last tool of the page before: tools are always listed in one order. */
 function cursorOf(tool: string): string {
   return Buffer.from(JSON.stringify({ after: tool }), 'utf8').toString('base64url');
 }
 
-function afterOf(cursor: string): number {
-  let after: unknown;
+/**
+ * Where a tool sorts: catalog actions by catalog position, then remote MCP tools by app id and
+ * tool name. Computed from the name alone, so a cursor still places a tool that has vanished
+ * (an MCP app deleted, a tool refused since) between the same neighbours.
+ */
+type Position = [group: number, index: number, app: string, tool: string];
+
+function positionOf(tool: string): Position | null {
+  const id = actionNameOf(tool);
+  const action = findAction(id);
+  if (action && toolName(action) === tool) return [0, listActions().indexOf(action), '', ''];
+  const dot = id.indexOf('.');
+  const app = id.slice(0, dot);
+  if (dot < 0 || findApp(app) || !MCP_APP_ID.test(app) || !CLIENT_TOOL_NAME.test(tool)) return null;
+  return [1, 0, app, id.slice(dot + 1)];
+}
+
+function after(a: Position, b: Position): boolean {
+  for (let i = 0; i < a.length; i++) {
+    const [x, y] = [a[i] ?? 0, b[i] ?? 0];
+    if (x !== y) return x > y;
+  }
+  return false;
+}
+
+function afterOf(cursor: string): Position {
+  let last: unknown;
   try {
-    after = (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after?: unknown })
+    last = (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after?: unknown })
       .after;
   } catch {
-    after = undefined;
+    last = undefined;
   }
-  const action = typeof after === 'string' ? findAction(actionNameOf(after)) : undefined;
+  const position = typeof last === 'string' ? positionOf(last) : null;
   // MCP pagination: an invalid cursor is a protocol error (-32602).
-  if (!action) throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor.');
-  return listActions().indexOf(action);
+  if (!position) throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor.');
+  return position;
 }
 
 /**
- * One page of tools (MCP pagination). A page resumes after the catalog position of the last tool
- * the previous page gave, so a tool appearing or vanishing between pages moves no other tool.
+ * One page of tools (MCP pagination). A page resumes after the position of the last tool the
+ * previous page gave, so a tool appearing or vanishing between pages moves no other tool.
  */
 export function toolPage(
   tools: readonly ToolEntry[],
   cursor: string | undefined,
   pageSize: number,
 ): { tools: Tool[]; nextCursor?: string } {
-  const catalog = listActions();
-  const after = cursor === undefined ? -1 : afterOf(cursor);
-  const rest = tools.filter((entry) => catalog.indexOf(entry.action) > after);
+  const from = cursor === undefined ? null : afterOf(cursor);
+  const rest = tools.filter((entry) => {
+    const position = positionOf(toolName(entry.action));
+    return from === null || (position !== null && after(position, from));
+  });
   const page = rest.slice(0, pageSize);
   const last = page.at(-1);
   return {

@@ -1,8 +1,12 @@
 import { Router, type Request } from 'express';
 import { z } from 'zod';
-import { findAction, listActions, type ActionDefinition } from '../../workflows/catalog/index.js';
+import {
+  findEnvironmentAction,
+  listEnvironmentActions,
+  type DirectoryAction,
+} from '../../activities/apps/directory.js';
 import type { ApiDeps } from '../app.js';
-import { actionCall, inputJsonSchema, validInput } from '../calls/action-input.js';
+import { directoryCall, directoryInputSchema } from '../calls/action-input.js';
 import { callHeaders, callRequestOf } from '../calls/call-context.js';
 import { runCall } from '../calls/call-answer.js';
 import { refusable, type RefusedCall } from '../calls/refusals.js';
@@ -29,9 +33,9 @@ registerConnectedUserOperation({
   method: 'get',
   path: '/v1/actions',
   operationId: 'list_actions',
-  summary: 'List the actions of the catalog, optionally of one app',
+  summary: 'List the actions of the catalog and of the remote MCP apps, optionally of one app',
   description:
-    'Every action with its scope (`read`, `write` or `destructive`), which decides how the policy treats it.',
+    'Every action with its scope (`read`, `write` or `destructive`), which decides how the policy treats it: the catalog’s, then each remote MCP app’s tools that may be called now (`<app>.<tool>`).',
   request: { query: listQuery },
   response: z.object({ data: z.array(actionItem) }),
   errors: [],
@@ -110,10 +114,12 @@ registerConnectedUserOperation({
   ],
 });
 
-/** A refused run as far as its request tells: the action and user as asked, and the input. */
-function refusedRun(req: Request): RefusedCall {
+/**
+ * A refused run as far as its request tells: the action (as found, when the refusal came after
+ * it was) and user as asked, and the input.
+ */
+function refusedRun(req: Request, action: DirectoryAction | null): RefusedCall {
   const asked = typeof req.params.action === 'string' ? req.params.action : '';
-  const action = findAction(asked);
   const body: unknown = req.body;
   const fields =
     typeof body === 'object' && body !== null && !Array.isArray(body)
@@ -121,54 +127,53 @@ function refusedRun(req: Request): RefusedCall {
       : {};
   const user = runBody.shape.user.safeParse(fields.user);
   return {
-    action: action ? `${action.app}.${action.name}` : asked,
+    action: action ? action.id : asked,
     scope: action?.scope ?? null,
     userExternalId: user.success ? user.data : null,
     request: { user: fields.user ?? null, input: fields.input ?? null },
   };
 }
 
-function summary(action: ActionDefinition) {
-  return {
-    action: `${action.app}.${action.name}`,
-    scope: action.scope,
-    description: action.description,
-  };
+function summary(action: DirectoryAction) {
+  return { action: action.id, scope: action.scope, description: action.description };
 }
 
 /** SPEC.md §4.1 `GET /v1/actions`, and each action's input schema (the same zod that validates runs). */
 export function actionRoutes(deps: ApiDeps): Router {
   const router = Router();
   const calls = callWorkflowsFor(deps);
-  router.get('/v1/actions', authorize({ operation: 'read' }), (req, res) => {
+  router.get('/v1/actions', authorize({ operation: 'read' }), async (req, res) => {
     const query = parse(listQuery, req.query, 'query');
-    res.json({ data: listActions(query.app).map(summary) });
+    const actions = await listEnvironmentActions(deps.sql, callerOf(res).environmentId, query.app);
+    res.json({ data: actions.map(summary) });
   });
-  router.get('/v1/actions/:action', authorize({ operation: 'read' }), (req, res) => {
+  router.get('/v1/actions/:action', authorize({ operation: 'read' }), async (req, res) => {
     const { action: name } = parse(actionParam, req.params, 'path');
-    const action = findAction(name);
+    const action = await findEnvironmentAction(deps.sql, callerOf(res).environmentId, name);
     if (!action) throw new NotFoundError(`Action "${name}"`);
-    res.json({
-      ...summary(action),
-      app: action.app,
-      input_schema: inputJsonSchema(action),
-    });
+    res.json({ ...summary(action), app: action.app, input_schema: directoryInputSchema(action) });
   });
   router.post('/v1/actions/:action/run', async (req, res) => {
     // Every refusal up to the call's start is audited (SPEC.md §1), the key's access included.
+    let found: DirectoryAction | null = null;
     const call = await refusable(
       deps,
       req,
       res,
-      () => refusedRun(req),
-      () => {
-        checkAccess(callerOf(res), { operation: 'call' });
+      () => refusedRun(req, found),
+      async () => {
+        const caller = callerOf(res);
+        // Found first, so that even a refusal of the key's access is audited with its scope.
+        const named = actionParam.safeParse(req.params);
+        found = named.success
+          ? await findEnvironmentAction(deps.sql, caller.environmentId, named.data.action)
+          : null;
+        checkAccess(caller, { operation: 'call' });
         const { action: name } = parse(actionParam, req.params, 'path');
-        const action = findAction(name);
-        if (!action) throw new NotFoundError(`Action "${name}"`);
+        if (!found) throw new NotFoundError(`Action "${name}"`);
         const body = parse(runBody, req.body, 'body');
-        const input = validInput(action, body.input);
-        return callRequestOf(req, res, body.user, actionCall(action, input), deps.config.approvals);
+        const target = directoryCall(found, body.input);
+        return callRequestOf(req, res, body.user, target, deps.config.approvals);
       },
     );
     await runCall(res, calls, call, deps);

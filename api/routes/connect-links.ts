@@ -7,7 +7,7 @@ import { findApp } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../app.js';
 import { newConnectLink } from '../connect/links.js';
 import { assertMcpAppConnectable } from '../connect/mcp-link-readiness.js';
-import { ApiError, InvalidRequestError } from '../errors.js';
+import { ApiError, ConflictError, InvalidRequestError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { parse } from '../http/validate.js';
@@ -81,6 +81,13 @@ export function connectLinkRoutes(deps: ApiDeps): Router {
       ]);
     }
     // Checked now so the caller learns at once, not the end user on a broken page.
+    // A remote MCP server that asks for no authorization serves every user as it is (issue 21).
+    if (mcpApp?.auth === 'none') {
+      throw new ConflictError(
+        `App "${mcpApp.id}" is a remote MCP server that asks for no authorization: its users need no connection, and its tools can be called for any user as they are.`,
+        { app: mcpApp.id },
+      );
+    }
     if (mcpApp) {
       await assertMcpAppConnectable(deps, caller.environmentId, mcpApp.id);
     } else if (

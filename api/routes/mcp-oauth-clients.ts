@@ -17,7 +17,7 @@ import {
   type McpOAuthClientChange,
 } from '../../activities/db/mcp-oauth-clients.js';
 import type { ApiDeps } from '../app.js';
-import { catalogApp, knownAppIds } from '../catalog-app.js';
+import { environmentApp, knownAppIds } from '../catalog-app.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';
 import { authorize, callerOf } from '../http/authorize.js';
@@ -83,7 +83,7 @@ export const createMcpOAuthClientBody = z
   .strictObject({
     // SPEC.md §8's length first, then the catalog (in the route): a caller learns both rules.
     app: text({ min: 1, max: 100 }).meta({
-      description: `A catalog app: ${knownAppIds().join(', ')}`,
+      description: `A catalog app (${knownAppIds().join(', ')}) or a remote MCP app of the environment`,
     }),
     client: z
       .strictObject({
@@ -395,10 +395,11 @@ export function mcpOAuthClientRoutes(deps: ApiDeps): Router {
 
   router.post('/v1/mcp-oauth-clients', manage, async (req, res) => {
     const body = parse(createMcpOAuthClientBody, req.body, 'body');
-    const app = catalogApp(body.app);
+    const environmentId = callerOf(res).environmentId;
+    const app = await environmentApp(deps.sql, environmentId, body.app);
     const change = await createMcpOAuthClient(deps.sql, keyring, {
-      environmentId: callerOf(res).environmentId,
-      app: app.id,
+      environmentId,
+      app,
       ...body.client,
     });
     res.json(changed(change));

@@ -1,7 +1,10 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { findEnvironmentAppRecord, MCP_APP_ID } from '../../activities/apps/directory.js';
 import { createMcpSession, revokeMcpSession } from '../../activities/db/mcp-sessions.js';
+import type { Sql } from '../../infra/database/client.js';
 import { findAction, findApp } from '../../workflows/catalog/index.js';
+import { MCP_TOOL_NAME } from '../../workflows/catalog/mcp-tools.js';
 import type { ApiDeps } from '../app.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
@@ -23,16 +26,56 @@ const SHOW_APPROVAL_LINKS_RETIRED =
 const sessionNotFound = () => new NotFoundError('MCP session');
 const MIN_TTL_SECONDS = 60;
 
+/** A remote MCP tool's action name, `<app>.<tool>`: its app is then looked up (appsOf). */
+function remoteAction(id: string): { app: string; tool: string } | null {
+  const dot = id.indexOf('.');
+  const app = id.slice(0, dot);
+  const tool = id.slice(dot + 1);
+  if (dot < 0 || findApp(app) || !MCP_APP_ID.test(app) || !MCP_TOOL_NAME.test(tool)) return null;
+  return { app, tool };
+}
+
 const appId = z
   .string()
   .min(1)
   .max(100)
-  .refine((id) => findApp(id) !== undefined, 'is not a catalog app');
+  .refine(
+    (id) => findApp(id) !== undefined || MCP_APP_ID.test(id),
+    'is not a catalog app nor a remote MCP app id',
+  );
 const actionId = z
   .string()
   .min(3)
   .max(200)
-  .refine((id) => findAction(id) !== undefined, 'is not a catalog action (`<app>.<action>`)');
+  .refine(
+    (id) => findAction(id) !== undefined || remoteAction(id) !== null,
+    'is not a catalog action nor a remote MCP tool (`<app>.<action>`)',
+  );
+
+/**
+ * The filters' remote MCP apps must be apps of the caller's environment (issue 21); their tools
+ * are not checked against a snapshot: a session may name a tool that will be accepted later.
+ */
+async function checkRemoteApps(
+  sql: Sql,
+  environmentId: string,
+  input: { apps?: string[] | undefined; actions?: string[] | undefined },
+): Promise<void> {
+  const named = [
+    ...(input.apps ?? []).map((id, index) => ({ app: id, path: `apps.${String(index)}` })),
+    ...(input.actions ?? []).flatMap((id, index) => {
+      const remote = findAction(id) ? null : remoteAction(id);
+      return remote ? [{ app: remote.app, path: `actions.${String(index)}` }] : [];
+    }),
+  ].filter((entry) => !findApp(entry.app));
+  for (const entry of named) {
+    if (!(await findEnvironmentAppRecord(sql, environmentId, entry.app))) {
+      throw new InvalidRequestError(`Unknown app "${entry.app}" in ${entry.path}.`, [
+        { path: entry.path, message: 'is not an app of this environment' },
+      ]);
+    }
+  }
+}
 
 function createSessionBody(maxTtlSeconds: number) {
   return z
@@ -151,6 +194,7 @@ export function mcpSessionRoutes(deps: ApiDeps): Router {
   router.post('/v1/mcp/sessions', authorize({ operation: 'call' }), async (req, res) => {
     const caller = callerOf(res);
     const input = parse(body, req.body, 'body');
+    await checkRemoteApps(deps.sql, caller.environmentId, input);
     // Whatever key mints it, a session's results reach the model, and so the governed agent: a
     // decision link there would let the agent decide its own calls (README, "Decision links").
     if (input.show_approval_links === true) {

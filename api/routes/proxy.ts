@@ -1,6 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { CallRequest } from '../../workflows/call-types.js';
+import { findEnvironmentAppRecord } from '../../activities/apps/directory.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import { scopeOfMethod } from '../../workflows/policy.js';
 import { connectionListed } from '../../workflows/upstream-answer.js';
@@ -159,13 +160,25 @@ function refusedProxy(req: Request): RefusedCall {
   };
 }
 
+/**
+ * A remote MCP server registered as an app (issue 21) has no proxy: its tools are the only way
+ * in, each governed as an action, so no rule can be gone around through the server's endpoint.
+ */
+async function refuseRemoteApp(deps: ApiDeps, res: Response, app: string | null): Promise<void> {
+  if (app === null || findApp(app)) return;
+  const found = await findEnvironmentAppRecord(deps.sql, callerOf(res).environmentId, app);
+  if (found?.kind !== 'mcp') return;
+  const message = `App "${app}" is a remote MCP server: its tools are the only way in (POST /v1/actions/${app}.<tool>/run, or Gatehouse's MCP server), each governed as an action; it has no proxy.`;
+  throw new InvalidRequestError(message, [
+    { path: 'app', message: 'is a remote MCP server: call its tools instead' },
+  ]);
+}
+
 /** The call a proxy request makes, or the refusal of one the app could not receive as sent. */
-function proxyCall(
-  req: Request,
-  res: Response,
-  settings: { retryWindowSeconds: number },
-): CallRequest {
+async function proxyCall(deps: ApiDeps, req: Request, res: Response): Promise<CallRequest> {
+  const settings = deps.config.approvals;
   const target = rawTarget(req);
+  await refuseRemoteApp(deps, res, target.app);
   const app = target.app === null ? undefined : findApp(target.app);
   if (!app) throw new NotFoundError(`App "${target.app ?? '(malformed)'}"`);
   const { 'service-user': user } = parse(
@@ -232,7 +245,7 @@ export function proxyRoutes(deps: ApiDeps): Router {
         req,
         res,
         () => refusedProxy(req),
-        () => proxyCall(req, res, deps.config.approvals),
+        () => proxyCall(deps, req, res),
       );
       await runCall(res, calls, call, deps);
     },
