@@ -270,6 +270,42 @@ describe('governed calls to remote MCP tools', () => {
   });
 });
 
+describe('calls that reach server-everything', () => {
+  it('runs an allowed read and answers the tool’s result, audited allowed', async () => {
+    const app = await registerEverything();
+    const answer = await stack.run(`${app}.echo`, { user: 'u_dee', input: { message: 'hi' } });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      ok: true,
+      data: { content: [{ type: 'text', text: 'Echo: hi' }] },
+    });
+    expect(await lastAuditOf(`${app}.echo`)).toMatchObject({ decision: 'allowed', scope: 'read' });
+  });
+
+  it('runs a held write once it is approved, exactly once, with the accepted definition', async () => {
+    const app = await registerEverything();
+    const body = { user: 'u_dee', input: {} };
+    const held = approvalOf(await stack.run(`${app}.toggle-simulated-logging`, body));
+    const approved = await stack.request(
+      stack.approver,
+      'POST',
+      `/v1/approvals/${held.id}/approve`,
+    );
+    expect(approved.status).toBe(200);
+    const ran = await stack.run(`${app}.toggle-simulated-logging`, body);
+    expect(ran.status).toBe(200);
+    expect(ran.body).toMatchObject({ ok: true });
+    expect(await lastAuditOf(`${app}.toggle-simulated-logging`)).toMatchObject({
+      decision: 'allowed',
+      approval: { id: held.id },
+    });
+    // The approval is spent: the same call again asks anew.
+    expect(approvalOf(await stack.run(`${app}.toggle-simulated-logging`, body)).id).not.toBe(
+      held.id,
+    );
+  });
+});
+
 describe('what a remote MCP app does not offer', () => {
   let app: string;
   beforeAll(async () => {
