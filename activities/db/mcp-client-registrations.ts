@@ -93,6 +93,8 @@ export async function saveRegistration(
   const id = uuidv7();
   const sealed = seal(keyring, JSON.stringify(input.registration), registrationAad(id));
   await sql.begin(async (tx) => {
+    // Two connects registering at once take turns, so neither meets the other's current row.
+    await tx`select pg_advisory_xact_lock(hashtext(${`mcp-registration:${input.environmentId}:${input.issuer}:${input.redirectUri}`}))`;
     await tx`
       update mcp_client_registrations set status = 'replaced', ended_at = now()
       where environment_id = ${input.environmentId} and issuer = ${input.issuer}

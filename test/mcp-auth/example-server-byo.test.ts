@@ -3,7 +3,6 @@
 // interface; create, select, rotate and retire change what the authorization server receives.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readTokens, saveRefreshedTokens } from '../../activities/db/connections.js';
-import { createMcpOAuthClient } from '../../activities/db/mcp-oauth-clients.js';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 import {
   api,
@@ -48,17 +47,18 @@ async function registeredAtServer(name: string) {
 
 /** The same client added to Gatehouse as a BYO MCP OAuth client of `byo-mcp`; its id. */
 async function addClient(credentials: { clientId: string; clientSecret: string }) {
-  // Written directly until `app` may name an MCP app at POST /v1/mcp-oauth-clients.
-  const created = await createMcpOAuthClient(stack.db.sql, stack.config.encryption, {
-    environmentId: stack.environmentId,
+  const response = await api(stack, 'POST', '/v1/mcp-oauth-clients', {
     app: 'byo-mcp',
-    issuer: server.issuer,
-    ...credentials,
-    authMethod: 'client_secret_post',
-    source: 'byo',
+    client: {
+      issuer: server.issuer,
+      ...credentials,
+      authMethod: 'client_secret_post',
+      source: 'byo',
+    },
   });
-  if (!created.ok) throw new Error(`not created: ${created.reason}`);
-  return created.client.id;
+  const body = (await response.json()) as { data: { id: string } };
+  expect({ status: response.status, body }).toMatchObject({ status: 200 });
+  return body.data.id;
 }
 
 async function select(id: string) {
@@ -266,15 +266,16 @@ describe('a selected MCP OAuth client', () => {
 
 describe('a selected client for another authorization server', () => {
   it('is not presented; without branding the 409 says whose issuer it is', async () => {
-    const other = await createMcpOAuthClient(stack.db.sql, stack.config.encryption, {
-      environmentId: stack.environmentId,
+    const created = await api(stack, 'POST', '/v1/mcp-oauth-clients', {
       app: 'byo-mcp',
-      issuer: 'https://auth.other.example/',
-      clientId: 'elsewhere',
-      authMethod: 'none',
-      source: 'byo',
+      client: {
+        issuer: 'https://auth.other.example/',
+        clientId: 'elsewhere',
+        authMethod: 'none',
+        source: 'byo',
+      },
     });
-    if (!other.ok) throw new Error('not created');
+    const other = { client: ((await created.json()) as { data: { id: string } }).data };
     await select(other.client.id);
     const response = await api(stack, 'POST', '/v1/connect/links', {
       user: 'u_other',
