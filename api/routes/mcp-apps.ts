@@ -16,116 +16,20 @@ import {
   updateMcpAppSettings,
   type RegistryDeps,
 } from '../../activities/mcp-apps/registry.js';
-import { MAX_SERVER_URL_LENGTH } from '../../activities/mcp-apps/server-url.js';
-import { SNAPSHOT_LIMITS } from '../../activities/mcp-apps/snapshot-limits.js';
-import { MCP_TOOL_NAME } from '../../workflows/catalog/mcp-tools.js';
 import type { ApiDeps } from '../app.js';
-import { ConflictError, InvalidRequestError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { expectNoBody, parse } from '../http/validate.js';
 import { registerManagementOperation } from '../openapi/registry.js';
 import { mcpAppSchema, presentMcpApp } from '../presenters/mcp-apps.js';
+import {
+  acceptMcpAppBody,
+  appPath,
+  refuseProtoOverride,
+  registerMcpAppBody,
+  updateMcpAppBody,
+} from '../mcp-apps/inputs.js';
 import { registryFailure } from './mcp-app-errors.js';
-
-// ---- Inputs ----
-
-const appId = z
-  .string()
-  .regex(
-    MCP_APP_ID,
-    'must be 1–40 lowercase letters, digits or "-", starting and ending with a letter or digit',
-  )
-  .meta({
-    description: 'A slug, unique in the environment, that no catalog app has: `linear-mcp`',
-  });
-
-const toolName = z
-  .string()
-  .regex(MCP_TOOL_NAME, 'must be a tool name: 1–128 letters, digits, "_", "-" or "."');
-
-const grade = z.enum(['read', 'write', 'destructive']);
-
-const toolAllowlist = z
-  .array(toolName)
-  .min(1)
-  .max(SNAPSHOT_LIMITS.tools)
-  .refine((names) => new Set(names).size === names.length, { message: 'must not repeat a tool' })
-  .nullable()
-  .meta({
-    description:
-      'Only these tools become actions (names as the server lists them); null or absent: every tool. Names are not checked against the listing: a server asking for authorization lists none before a user connects.',
-  });
-
-const gradeOverrides = z
-  .record(toolName, grade)
-  .refine((overrides) => Object.keys(overrides).length <= SNAPSHOT_LIMITS.tools, {
-    message: `must name at most ${String(SNAPSHOT_LIMITS.tools)} tools`,
-  })
-  .meta({
-    description:
-      'Tool name → `read`, `write` or `destructive`, over the grade its annotations give (`readOnlyHint` → read, `destructiveHint: false` → write, else destructive). Replaced whole.',
-  });
-
-const name = z
-  .string()
-  .min(1)
-  .max(100)
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
-
-export const registerMcpAppBody = z
-  .strictObject({
-    id: appId,
-    name,
-    server_url: z.string().min(1).max(MAX_SERVER_URL_LENGTH).meta({
-      description:
-        'The Streamable HTTP endpoint, https (loopback and private addresses, and http on loopback, only with MCP_APPS_ALLOW_PRIVATE)',
-      example: 'https://mcp.linear.app/mcp',
-    }),
-    tool_allowlist: toolAllowlist.optional(),
-    grade_overrides: gradeOverrides.optional(),
-  })
-  .meta({ id: 'register_mcp_app_input' });
-
-export const updateMcpAppBody = z
-  .strictObject({
-    name: name.optional(),
-    tool_allowlist: toolAllowlist.optional(),
-    grade_overrides: gradeOverrides.optional(),
-  })
-  .refine((body) => Object.keys(body).length > 0, { message: 'must change something' })
-  .meta({ id: 'update_mcp_app_input', description: 'Only the fields given change.' });
-
-export const acceptMcpAppBody = z
-  .strictObject({
-    version: z
-      .int()
-      .min(1)
-      .max(2 ** 31 - 1)
-      .meta({
-        description:
-          'The snapshot reviewed (`snapshot.pending.version` of the app): named, so that a listing made since the review is never accepted unseen',
-      }),
-  })
-  .meta({ id: 'accept_mcp_app_snapshot_input' });
-
-const appPath = z.strictObject({
-  app: z.string().min(1).max(100).meta({ description: 'The MCP app id' }),
-});
-
-/** Zod drops a `__proto__` key of a record silently: refused, so no override vanishes unseen. */
-function refuseProtoOverride(body: unknown): void {
-  const overrides = (body as { grade_overrides?: unknown } | null)?.grade_overrides;
-  if (
-    typeof overrides === 'object' &&
-    overrides !== null &&
-    Object.hasOwn(overrides, '__proto__')
-  ) {
-    throw new InvalidRequestError('Invalid request body (grade_overrides.__proto__).', [
-      { path: 'grade_overrides.__proto__', message: 'cannot be stored as a tool name' },
-    ]);
-  }
-}
 
 // ---- Operations ----
 

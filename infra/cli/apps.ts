@@ -11,12 +11,14 @@ import {
   type AppView,
   type CatalogAppView,
 } from '../../api/presenters/apps.js';
+import { presentRemoteApp, type RemoteAppView } from '../../api/presenters/mcp-apps.js';
 import { findApp, listApps, type AppDefinition } from '../../workflows/catalog/index.js';
 import { loadConfig, type Config } from '../config.js';
 import { readRunningStack } from '../dev/running-stack.js';
 import type { Sql } from '../database/client.js';
 import { loadOrCreateLocalState } from '../dev/local-state.js';
 import { withCliDatabase } from './cli-database.js';
+import { listMcpAppStandingsIn } from './mcp-apps.js';
 import { listOutput } from './table.js';
 
 export type AppSettings = Pick<Config, 'api' | 'apps'>;
@@ -129,6 +131,11 @@ export async function listAppsCommand(
   environment?: AppsEnvironment,
 ): Promise<string> {
   const views = await viewsOf(listApps(), settings, environment);
+  // With --env, the environment's remote MCP apps too (issue 21), as GET /v1/apps lists them.
+  const remote = environment
+    ? (await listMcpAppStandingsIn(environment.sql, environment.name)).map(presentRemoteApp)
+    : [];
+  if (options.json && remote.length > 0) return JSON.stringify([...views, ...remote], null, 2);
   const table = listOutput(
     views,
     [
@@ -149,7 +156,33 @@ export async function listAppsCommand(
     { ...options, empty: '(no apps)' },
   );
   if (options.json) return table;
-  return [table, '', registerLine(connectRedirectUri(settings.api))].join('\n');
+  return [
+    table,
+    '',
+    registerLine(connectRedirectUri(settings.api)),
+    ...(remote.length > 0 && environment ? ['', remoteTable(remote, environment.name)] : []),
+  ].join('\n');
+}
+
+/** The remote MCP apps of an environment, one line each. */
+function remoteTable(remote: RemoteAppView[], environment: string): string {
+  const table = listOutput(
+    remote,
+    [
+      ['APP', (view) => view.app],
+      ['NAME', (view) => view.name],
+      ['AUTH', (view) => view.auth],
+      ['ACTIONS', (view) => String(view.actions.length)],
+      [
+        'PENDING',
+        (view) =>
+          view.snapshot.pending ? `snapshot v${String(view.snapshot.pending.version)}` : 'none',
+      ],
+      ['SERVER', (view) => view.server_url],
+    ],
+    { empty: '' },
+  );
+  return [`Remote MCP apps of ${environment}:`, table].join('\n');
 }
 
 export async function showAppCommand(

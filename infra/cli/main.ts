@@ -14,6 +14,16 @@ import {
   type ApprovalLinkOptions,
 } from './approvals.js';
 import { withCliDatabase } from './cli-database.js';
+import {
+  acceptMcpAppCommand,
+  mcpAppSettings,
+  refreshMcpAppCommand,
+  registerMcpAppCommand,
+  removeMcpAppCommand,
+  showMcpAppCommand,
+  updateMcpAppCommand,
+} from './mcp-apps.js';
+import { findApp } from '../../workflows/catalog/index.js';
 import { runDev } from './dev.js';
 import { envCommand } from './env.js';
 import {
@@ -211,18 +221,85 @@ apps
   );
 apps
   .command('show')
-  .description('show one app: its redirect URI, endpoints, scopes and actions')
+  .description(
+    'show one app: its redirect URI, endpoints, scopes and actions; or, with --env, a remote MCP app: its tools, grades and snapshots',
+  )
   .argument('<app>', 'the app key, e.g. github')
   .option('--env <name>', "also show whose OAuth client the environment's new connections use")
   .option('--json', 'print JSON instead of text')
   .action(
     action(async (app: string, options: AppsOptions) => {
+      const { env } = options;
+      // Not a catalog app: a remote MCP app of the environment (issue 21).
+      if (env && !findApp(app)) {
+        return withCliDatabase((sql) => showMcpAppCommand(sql, app, { ...options, env }));
+      }
       const settings = await appSettings();
       return withAppsEnvironment(options, (environment) =>
         showAppCommand(settings, app, options, environment),
       );
     }),
   );
+
+// Remote MCP servers registered as apps (issue 21), as the management API's /v1/mcp-apps does.
+const mcpAppCommand = <A extends unknown[]>(
+  run: (
+    sql: Parameters<typeof removeMcpAppCommand>[0],
+    settings: Awaited<ReturnType<typeof mcpAppSettings>>,
+    ...args: A
+  ) => Promise<string>,
+) =>
+  action(async (...args: A) => {
+    const settings = await mcpAppSettings();
+    return withCliDatabase((sql) => run(sql, settings, ...args));
+  });
+apps
+  .command('register')
+  .description(
+    'register a remote MCP server as an app: lists its tools now, and keeps them as the accepted snapshot (a server that asks for authorization: once a user connected, `apps refresh` through the API)',
+  )
+  .argument('<app>', 'the app id: a slug no catalog app has, e.g. linear-mcp')
+  .requiredOption('--env <name>', 'environment the app belongs to')
+  .requiredOption('--url <url>', "the server's Streamable HTTP endpoint (https)")
+  .option('--name <name>', 'its display name (default: the id)')
+  .option('--allow <tools>', 'only these tools become actions, comma-separated')
+  .option('--grade <tool=grade,…>', 'grade overrides: read, write or destructive per tool')
+  .option('--json', 'print JSON instead of text')
+  .action(mcpAppCommand(registerMcpAppCommand));
+apps
+  .command('refresh')
+  .description(
+    "list a remote MCP app's tools again: a changed listing is a pending snapshot, whose new and changed tools are refused until accepted",
+  )
+  .argument('<app>', 'the app id')
+  .requiredOption('--env <name>', 'environment the app belongs to')
+  .option('--json', 'print JSON instead of text')
+  .action(mcpAppCommand(refreshMcpAppCommand));
+apps
+  .command('accept')
+  .description('accept a snapshot of a remote MCP app: calls use its tool definitions')
+  .argument('<app>', 'the app id')
+  .requiredOption('--env <name>', 'environment the app belongs to')
+  .requiredOption('--version <n>', 'the snapshot reviewed (`pending` in apps show)')
+  .option('--json', 'print JSON instead of text')
+  .action(mcpAppCommand(acceptMcpAppCommand));
+apps
+  .command('update')
+  .description("change a remote MCP app's name, tool allow-list or grade overrides")
+  .argument('<app>', 'the app id')
+  .requiredOption('--env <name>', 'environment the app belongs to')
+  .option('--name <name>', 'its display name')
+  .option('--allow <tools>', 'only these tools become actions, comma-separated')
+  .option('--allow-all', 'every tool becomes an action (clears the allow-list)')
+  .option('--grade <tool=grade,…>', 'replaces the grade overrides')
+  .option('--json', 'print JSON instead of text')
+  .action(mcpAppCommand(updateMcpAppCommand));
+apps
+  .command('remove')
+  .description("delete a remote MCP app: its snapshots, and its users' connections (revoked)")
+  .argument('<app>', 'the app id')
+  .requiredOption('--env <name>', 'environment the app belongs to')
+  .action(mcpAppCommand(removeMcpAppCommand));
 
 const approvals = program.command('approvals').description('work with held calls');
 approvals
