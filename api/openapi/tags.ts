@@ -63,7 +63,7 @@ export const RESOURCE_TAGS: readonly ResourceTag[] = [
     name: 'Audit',
     paths: ['/v1/audit'],
     description:
-      'One event per call through actions, the proxy or MCP: which agent, for which user, what it asked, the decision (`allowed`, `blocked` while held, `denied`, `failed` when the app or the connection stopped it), the policy version that decided, and the request and response. Events are never changed or deleted.',
+      'One event per call through actions, the proxy or MCP: which agent, for which user, what it asked, the decision (`allowed`, `blocked` while held, `denied`, `failed` when the app or the connection stopped it), the policy version that decided, and the request and response. Also one per change an operator makes to a remote MCP app, and per refresh that found its tools changed (action `<app>.*`, `via: "operator"`, no user). Events are never changed or deleted.',
   },
   {
     name: 'Policies',
@@ -87,7 +87,7 @@ export const RESOURCE_TAGS: readonly ResourceTag[] = [
     name: 'Apps',
     paths: ['/v1/apps'],
     description:
-      'The catalog of third-party apps: per app its OAuth scopes and actions, the redirect URI to register with your OAuth client at the app, and whether this environment can connect it yet. Setting up an app: register an OAuth client at the app with its `redirect_uri`, add it with `POST /v1/auth-configs`, then create connect links.',
+      'The catalog of third-party apps: per app its OAuth scopes and actions, the redirect URI to register with your OAuth client at the app, and whether this environment can connect it yet. Setting up an app: register an OAuth client at the app with its `redirect_uri`, add it with `POST /v1/auth-configs`, then create connect links. The remote MCP servers registered as apps of the environment (`auth_kind: "mcp"`) follow the catalog, with their tools, grades and snapshot state.',
   },
   {
     name: 'Remote MCP apps',
