@@ -387,6 +387,36 @@ describe('Gatehouse’s own MCP server', () => {
     }
   });
 
+  it('takes an MCP app of the environment, and its tools, in a session’s filters; refuses another environment’s (400)', async () => {
+    const app = await registerEverything();
+    const byApp = await connectMcp(
+      (await mintSession(stack, { user: 'u_ann', apps: [app] })).address,
+    );
+    const byAction = await connectMcp(
+      (await mintSession(stack, { user: 'u_ann', actions: [`${app}.echo`, 'acme.list_tasks'] }))
+        .address,
+    );
+    try {
+      const names = (await byApp.listAll()).tools.map((tool) => tool.name);
+      expect(names.length).toBeGreaterThan(1);
+      expect(names.every((name) => name.startsWith(`${app}__`))).toBe(true);
+      expect((await byAction.listAll()).tools.map((tool) => tool.name)).toEqual([`${app}__echo`]);
+    } finally {
+      await byApp.close();
+      await byAction.close();
+    }
+    for (const body of [
+      { user: 'u_ann', apps: [app] },
+      { user: 'u_ann', actions: [`${app}.echo`] },
+    ]) {
+      const foreign = await stack.request(stranger, 'POST', '/v1/mcp/sessions', { body });
+      expect(foreign.status).toBe(400);
+      expect(errorOf(foreign).issues?.map((issue) => issue.path)).toEqual([
+        'apps' in body ? 'apps.0' : 'actions.0',
+      ]);
+    }
+  });
+
   it('leaves out a tool the server changed, and lists it again once accepted', async () => {
     const app = await registerEverything();
     try {
@@ -402,6 +432,12 @@ describe('Gatehouse’s own MCP server', () => {
       const refused = await mcp.call(`${app}__echo`, { message: 'hi' });
       expect(refused.isError).toBe(true);
       expect(toolErrorOf(refused)).toMatchObject({ code: 'denied_by_policy' });
+      const accepted = await stack.request(stack.key, 'POST', `/v1/mcp-apps/${app}/accept`, {
+        body: { version: 2 },
+      });
+      expect(accepted.status).toBe(200);
+      const listed = (await mcp.listAll()).tools.find((tool) => tool.name === `${app}__echo`);
+      expect(listed?.description).toContain('Echoes, and keeps a copy');
     } finally {
       await mcp.close();
     }
