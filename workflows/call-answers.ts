@@ -187,3 +187,44 @@ export function answerKept(kept: KeptAnswer): Settled {
     response: kept.response,
   };
 }
+
+/**
+ * A remote MCP server answered 403 `insufficient_scope` (issue 21): the user must re-authorize
+ * with the wider scope, which the connection's reconnect link now asks for (the API adds it).
+ * The server did nothing; the connection stays active for what its grant allows.
+ */
+export function answerScopeRequired(connectionId: string | null, scope: string): Settled {
+  return {
+    answer: {
+      kind: 'error',
+      code: 'connection_scope_required',
+      message: `The app needs a permission the user has not granted (scope "${scope}"): they must reconnect through reconnect_url to grant it.`,
+      extra: { connection_id: connectionId, scope },
+    },
+    decision: 'failed',
+    reason: 'connection_scope_required',
+    response: { upstream_status: 403, error: 'insufficient_scope' },
+  };
+}
+
+/**
+ * The authorization server refused the operator's MCP OAuth client as `invalid_client` at a
+ * refresh (issue 21): the operator fixes the client; the connection is unchanged.
+ */
+export function answerClientRefused(
+  app: string,
+  refused: { mcpOAuthClientId: string; clientId: string },
+): Settled {
+  const id = refused.mcpOAuthClientId;
+  return {
+    answer: {
+      kind: 'error',
+      code: 'auth_config_required',
+      message: `The authorization server of ${app} refused MCP OAuth client ${id} (client_id ${refused.clientId}) as invalid_client: check its secret (POST /v1/mcp-oauth-clients/${id}/rotate) and its registration at the server.`,
+      extra: { mcp_oauth_client_id: id },
+    },
+    decision: 'failed',
+    reason: 'auth_config_required: MCP OAuth client refused',
+    response: null,
+  };
+}

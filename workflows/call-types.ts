@@ -201,7 +201,11 @@ export type UpstreamOutcome =
       reportsFailure?: boolean;
     }
   | { kind: 'too_large'; status: number; limitBytes: number }
-  | { kind: 'connection'; status: 'expired' | 'revoked' | 'missing' | 'unavailable' };
+  | { kind: 'connection'; status: 'expired' | 'revoked' | 'missing' | 'unavailable' }
+  /** A remote MCP server needs a wider scope than the user granted (issue 21, step-up). */
+  | { kind: 'reauthorize'; scope: string }
+  /** The authorization server refused the operator's MCP OAuth client at a refresh (issue 21). */
+  | { kind: 'client_refused'; mcpOAuthClientId: string; clientId: string };
 
 /** What the upstream activity's failures carry: whether the request may have reached the app. */
 export interface UpstreamFailureDetails {

@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, retryable: false },
   conflict: { status: 409, retryable: false },
   auth_config_required: { status: 409, retryable: false },
+  connection_scope_required: { status: 409, retryable: false },
   idempotency_key_reused: { status: 409, retryable: false },
   gone: { status: 410, retryable: false },
   payload_too_large: { status: 413, retryable: false },

@@ -15,6 +15,8 @@ import {
 import {
   ANSWER_INTERNAL_FAILURE,
   ANSWER_NOT_RUN,
+  answerClientRefused,
+  answerScopeRequired,
   answerStopped,
   answerTooLarge,
 } from './call-answers.js';
@@ -47,6 +49,10 @@ export function settleOutcome(
       });
     case 'too_large':
       return answerTooLarge(result.status, result.limitBytes);
+    case 'reauthorize':
+      return answerScopeRequired(preparation.connectionId, result.scope);
+    case 'client_refused':
+      return answerClientRefused(target.app, result);
     case 'response': {
       const settled = target.kind === 'proxy' ? settleProxy(result) : settleAction(result);
       // The app answered 502 or 504 itself: a gateway that may have passed the write on.

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
@@ -12,6 +13,7 @@ import {
   type UpstreamOutcome,
 } from '../../workflows/call-types.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
+import type { AccessTokenResult } from '../connections/access-token.js';
 import type { McpApp } from '../db/mcp-apps.js';
 
 /** Errors that prove a request never left this machine. */
@@ -35,9 +37,15 @@ class AnswerTooLarge extends Error {
  * Temporal, as the app answers of catalog actions do. The transport reads streamed answers on
  * its own and only reports their failure, so `tripped` is told at once and ends the wait.
  */
-function cappedFetch(limitBytes: number, tripped: (error: AnswerTooLarge) => void): typeof fetch {
+function cappedFetch(
+  limitBytes: number,
+  tripped: (error: AnswerTooLarge) => void,
+  challenged: (response: Response) => void,
+): typeof fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
+    // The transport keeps only the status of a refusal; its challenge says what scope is wanted.
+    if (response.status === 403) challenged(response);
     if (!response.body) return response;
     let size = 0;
     const { status } = response;
@@ -77,8 +85,12 @@ export interface McpToolRequest {
   signal: AbortSignal;
 }
 
-/** What one `tools/call` came to, or that the server refused the token (`unauthorized`). */
-export type McpToolOutcome = UpstreamOutcome | { kind: 'unauthorized' };
+/**
+ * What one `tools/call` came to; or the server refused the token (`unauthorized`), or wants a
+ * scope the token lacks (`insufficient_scope`, its WWW-Authenticate challenge's).
+ */
+export type McpToolOutcome =
+  UpstreamOutcome | { kind: 'unauthorized' } | { kind: 'insufficient_scope'; scope: string };
 
 function failure(
   type: typeof UPSTREAM_TIMEOUT | typeof UPSTREAM_UNREACHABLE,
@@ -110,14 +122,23 @@ export async function callMcpTool(request: McpToolRequest): Promise<McpToolOutco
     ? { authorization: `Bearer ${request.accessToken}` }
     : {};
   // Set by the fetch while the transport reads: an object, as TS does not see the assignment.
-  const over: { error: AnswerTooLarge | null } = { error: null };
+  const over: { error: AnswerTooLarge | null; scope: string | null } = { error: null, scope: null };
   const overLimit = new AbortController();
   const transport = new StreamableHTTPClientTransport(new URL(request.app.serverUrl), {
     requestInit: { headers, redirect: 'manual' },
-    fetch: cappedFetch(request.limitBytes, (error) => {
-      over.error = error;
-      overLimit.abort(error);
-    }),
+    fetch: cappedFetch(
+      request.limitBytes,
+      (error) => {
+        over.error = error;
+        overLimit.abort(error);
+      },
+      (response) => {
+        const challenge = extractWWWAuthenticateParams(response);
+        if (challenge.error === 'insufficient_scope' && challenge.scope) {
+          over.scope = challenge.scope;
+        }
+      },
+    ),
   });
   const client = new Client({ name: 'gatehouse', version: '1.0.0' });
   let sending: 'initialize' | 'tools/call' = 'initialize';
@@ -140,6 +161,9 @@ export async function callMcpTool(request: McpToolRequest): Promise<McpToolOutco
       ...(isError === true ? { reportsFailure: true } : {}),
     };
   } catch (error) {
+    if (error instanceof StreamableHTTPError && error.code === 403 && over.scope !== null) {
+      return { kind: 'insufficient_scope', scope: over.scope };
+    }
     return outcomeOfFailure(over.error ?? error, request, sending);
   } finally {
     await client.close().catch(() => undefined);
@@ -212,6 +236,10 @@ function outcomeOfFailure(
   );
 }
 
+function refusal(status: number, value: unknown): UpstreamOutcome {
+  return { kind: 'response', status, headers: {}, body: { kind: 'parsed', value } };
+}
+
 /** How often a write is tried while its `tools/call` provably never left. */
 const WRITE_ATTEMPTS = 3;
 
@@ -244,13 +272,9 @@ export async function mcpToolUpstream(
       environmentId: string,
       id: string,
     ) => Promise<Pick<McpApp, 'id' | 'serverUrl'> | null>;
-    accessToken: (
-      connectionId: string,
-      options: { force?: boolean },
-    ) => Promise<
-      | { ok: true; accessToken: string }
-      | { ok: false; status: 'expired' | 'revoked' | 'missing' | 'unavailable' }
-    >;
+    accessToken: (connectionId: string, options: { force?: boolean }) => Promise<AccessTokenResult>;
+    /** Records a wider scope for the connection's reconnect; false when it was asked already. */
+    stepUp: (connectionId: string, scope: string) => Promise<boolean>;
     timeoutMs: number;
     limitBytes: number;
   },
@@ -265,7 +289,11 @@ export async function mcpToolUpstream(
     let accessToken: string | null = null;
     if (call.connectionId !== null) {
       const token = await deps.accessToken(call.connectionId, { force });
-      if (!token.ok) return { kind: 'connection', status: token.status };
+      if (!token.ok) {
+        return token.refusedClient
+          ? { kind: 'client_refused', ...token.refusedClient }
+          : { kind: 'connection', status: token.status };
+      }
       accessToken = token.accessToken;
     }
     return callMcpTool({
@@ -284,10 +312,19 @@ export async function mcpToolUpstream(
     try {
       let outcome = await once(false);
       if (outcome.kind === 'unauthorized' && call.connectionId !== null) outcome = await once(true);
-      // Refused again with a fresh token: the server's own 401, as an app's would be.
-      return outcome.kind === 'unauthorized'
-        ? { kind: 'response', status: 401, headers: {}, body: { kind: 'parsed', value: null } }
-        : outcome;
+      switch (outcome.kind) {
+        case 'unauthorized':
+          // Refused again with a fresh token: the server's own 401, as an app's would be.
+          return refusal(401, null);
+        case 'insufficient_scope':
+          // Step-up: the user re-authorizes with the wider scope; asked for already and still not
+          // granted, the server's 403 stands, as an app's would.
+          return call.connectionId !== null && (await deps.stepUp(call.connectionId, outcome.scope))
+            ? { kind: 'reauthorize', scope: outcome.scope }
+            : refusal(403, { error: 'insufficient_scope', scope: outcome.scope });
+        default:
+          return outcome;
+      }
     } catch (error) {
       if (call.scope === 'read' || !neverSent(error) || tries >= WRITE_ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** (tries - 1)));

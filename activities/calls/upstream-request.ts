@@ -22,6 +22,7 @@ import { outboundRequest } from '../../workflows/outbound-request.js';
 import { validAccessToken } from '../connections/access-token.js';
 import { markConnectionUsed } from '../db/connections.js';
 import { findMcpApp } from '../db/mcp-apps.js';
+import { recordScopeStepUp } from '../mcp-auth/step-up.js';
 import { mcpToolUpstream } from './mcp-tool-call.js';
 import { appEndpoints } from '../oauth/endpoints.js';
 
@@ -361,6 +362,8 @@ async function remoteToolOutcome(
     {
       findApp: (environment, id) => findMcpApp(deps.sql, environment, id),
       accessToken: (connectionId, options) => validAccessToken(deps, connectionId, options),
+      stepUp: async (connectionId, scope) =>
+        (await recordScopeStepUp(deps.sql, connectionId, scope)).stepUp,
       timeoutMs: deps.config.upstream.timeoutMs,
       limitBytes: deps.config.api.bodyLimitBytes,
     },

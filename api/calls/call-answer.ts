@@ -4,7 +4,7 @@ import { findConnection } from '../../activities/db/connections.js';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
-import { connectionExpiredError } from '../connect/links.js';
+import { connectionExpiredError, reconnectLinkFor } from '../connect/links.js';
 import { ApiError } from '../errors.js';
 import type { CallWorkflows, GivenAnswer } from '../temporal/call-workflows.js';
 
@@ -22,6 +22,13 @@ export async function callAnswerError(
     const connection = await findConnection(deps.sql, deps.environmentId, extra.connection_id);
     if (connection?.status === 'expired') {
       return connectionExpiredError(deps.sql, deps.config, connection);
+    }
+  }
+  // The reconnect link asks for the wider scope an MCP server wants (issue 21).
+  if (answer.code === 'connection_scope_required' && typeof extra.connection_id === 'string') {
+    const connection = await findConnection(deps.sql, deps.environmentId, extra.connection_id);
+    if (connection) {
+      extra.reconnect_url = (await reconnectLinkFor(deps.sql, deps.config, connection)).url;
     }
   }
   if (typeof extra.retry_after === 'string') headers['Retry-After'] = extra.retry_after;

@@ -91,6 +91,8 @@ export const MEANINGS: Record<ErrorCode, string> = {
   conflict: 'the current state does not allow this; the message says why',
   auth_config_required:
     'no OAuth client for this app yet: add an auth config for it, or enable funded access',
+  connection_scope_required:
+    'the app (a remote MCP server) needs a permission the user has not granted: send them `reconnect_url`',
   idempotency_key_reused:
     'this `Idempotency-Key` came with a different request before; use a new key for a new request',
   gone: 'the resource is gone for good',
@@ -155,6 +157,20 @@ const GENERIC: Record<ErrorCode, ErrorExample[]> = {
         'The connection to acme has expired: the user must reconnect through reconnect_url.',
         {
           connection_id: CONNECTION_ID,
+          reconnect_url: 'https://gatehouse.example.com/connect/9xQw3mZ7vT1kLp4sHa8bRc2dYe6uNf0j',
+        },
+      ),
+    },
+  ],
+  connection_scope_required: [
+    {
+      when: 'the user must grant a wider scope',
+      error: new ApiError(
+        'connection_scope_required',
+        'The app needs a permission the user has not granted (scope "issues:write"): they must reconnect through reconnect_url to grant it.',
+        {
+          connection_id: CONNECTION_ID,
+          scope: 'issues:read issues:write',
           reconnect_url: 'https://gatehouse.example.com/connect/9xQw3mZ7vT1kLp4sHa8bRc2dYe6uNf0j',
         },
       ),
@@ -285,6 +301,8 @@ const GENERIC: Record<ErrorCode, ErrorExample[]> = {
  */
 export const CALL_ERRORS = [
   'idempotency_key_reused',
+  'connection_scope_required',
+  'auth_config_required',
   'upstream_invalid_request',
   'insufficient_access',
   'approval_required',
