@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -70,12 +70,20 @@ beforeAll(async () => {
     await transport.handleRequest(req, res, req.body);
   });
   server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  await new Promise<void>((resolve) =>
+    server.once('listening', () => {
+      resolve();
+    }),
+  );
   url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}/mcp`;
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
 });
 
 function call(tool: string, scope: McpUpstreamCall['scope'] = 'read'): McpUpstreamCall {
