@@ -5,6 +5,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   UPSTREAM_TIMEOUT,
@@ -15,6 +16,7 @@ import {
 import type { CallScope } from '../../workflows/catalog/index.js';
 import type { AccessTokenResult } from '../connections/access-token.js';
 import type { McpApp } from '../db/mcp-apps.js';
+import { mcpServerFetch } from '../mcp-apps/server-fetch.js';
 
 /** Errors that prove a request never left this machine. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -26,48 +28,33 @@ function causeCode(error: unknown): string | undefined {
 
 /** The server's answer grew past the body limit while it was read. */
 class AnswerTooLarge extends Error {
-  constructor(readonly status: number) {
+  constructor() {
     super('the answer is over the body limit');
   }
 }
 
 /**
- * A fetch for the SDK's transport whose answers are cut at `limitBytes`: a tool's result travels
- * through the call workflow, and a larger one must fail here (413 to the caller) rather than in
- * Temporal, as the app answers of catalog actions do. The transport reads streamed answers on
- * its own and only reports their failure, so `tripped` is told at once and ends the wait.
+ * The fetch of the SDK's transport: the registry's guarded one (the address connected to is
+ * checked, as for webhooks, unless MCP_APPS_ALLOW_PRIVATE; answers cut at `limitBytes`, since a
+ * tool's result travels through the call workflow and a larger one must fail here with 413, not
+ * in Temporal). The transport reads streamed answers on its own and only reports their failure,
+ * so `tripped` is told at once and ends the wait; and it keeps only the status of a refusal, so
+ * a 403 is shown to `challenged` for its scope challenge.
  */
-function cappedFetch(
-  limitBytes: number,
-  tripped: (error: AnswerTooLarge) => void,
+function toolCallFetch(
+  options: { allowPrivate: boolean; limitBytes: number },
+  tripped: () => void,
   challenged: (response: Response) => void,
-): typeof fetch {
+): FetchLike {
+  const guarded = mcpServerFetch({
+    allowPrivate: options.allowPrivate,
+    maxResponseBytes: options.limitBytes,
+    onTooLarge: tripped,
+  });
   return async (input, init) => {
-    const response = await fetch(input, init);
-    // The transport keeps only the status of a refusal; its challenge says what scope is wanted.
+    const response = await guarded(input, init);
     if (response.status === 403) challenged(response);
-    if (!response.body) return response;
-    let size = 0;
-    const { status } = response;
-    const counted = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          size += chunk.byteLength;
-          if (size <= limitBytes) {
-            controller.enqueue(chunk);
-            return;
-          }
-          const error = new AnswerTooLarge(status);
-          tripped(error);
-          controller.error(error);
-        },
-      }),
-    );
-    return new Response(counted, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
+    return response;
   };
 }
 
@@ -78,6 +65,8 @@ export interface McpToolRequest {
   scope: CallScope;
   /** The user's access token; null for a server that asks for no authorization. */
   accessToken: string | null;
+  /** MCP_APPS_ALLOW_PRIVATE: whether the server may be on a loopback or private address. */
+  allowPrivate: boolean;
   /** When the caller's wait for the app ends (epoch ms). */
   deadline: number;
   limitBytes: number;
@@ -126,11 +115,11 @@ export async function callMcpTool(request: McpToolRequest): Promise<McpToolOutco
   const overLimit = new AbortController();
   const transport = new StreamableHTTPClientTransport(new URL(request.app.serverUrl), {
     requestInit: { headers, redirect: 'manual' },
-    fetch: cappedFetch(
-      request.limitBytes,
-      (error) => {
-        over.error = error;
-        overLimit.abort(error);
+    fetch: toolCallFetch(
+      request,
+      () => {
+        over.error = new AnswerTooLarge();
+        overLimit.abort(over.error);
       },
       (response) => {
         const challenge = extractWWWAuthenticateParams(response);
@@ -177,10 +166,8 @@ function outcomeOfFailure(
 ): McpToolOutcome {
   const { scope } = request;
   const beforeCall = sending === 'initialize';
-  const cause =
-    error instanceof Error && error.cause instanceof AnswerTooLarge ? error.cause : error;
-  if (cause instanceof AnswerTooLarge) {
-    return { kind: 'too_large', status: cause.status, limitBytes: request.limitBytes };
+  if (error instanceof AnswerTooLarge) {
+    return { kind: 'too_large', status: 200, limitBytes: request.limitBytes };
   }
   if (error instanceof StreamableHTTPError && error.code === 401) return { kind: 'unauthorized' };
   if (error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400) {
@@ -277,6 +264,7 @@ export async function mcpToolUpstream(
     stepUp: (connectionId: string, scope: string) => Promise<boolean>;
     timeoutMs: number;
     limitBytes: number;
+    allowPrivate: boolean;
   },
   call: McpUpstreamCall,
   signal: AbortSignal,
@@ -304,6 +292,7 @@ export async function mcpToolUpstream(
       accessToken,
       deadline,
       limitBytes: deps.limitBytes,
+      allowPrivate: deps.allowPrivate,
       signal,
     });
   };

@@ -366,6 +366,7 @@ async function remoteToolOutcome(
         (await recordScopeStepUp(deps.sql, connectionId, scope)).stepUp,
       timeoutMs: deps.config.upstream.timeoutMs,
       limitBytes: deps.config.api.bodyLimitBytes,
+      allowPrivate: deps.config.mcpApps.allowPrivate,
     },
     {
       environmentId,

@@ -108,6 +108,8 @@ function deps(token: string, stepUps: string[], options: { limitBytes?: number }
     },
     timeoutMs: 10_000,
     limitBytes: options.limitBytes ?? 1024 * 1024,
+    // The server is on loopback, as MCP_APPS_ALLOW_PRIVATE lets tests have it.
+    allowPrivate: true,
   };
 }
 
@@ -134,6 +136,14 @@ function answerOf(outcome: UpstreamOutcome): CallAnswer {
 const signal = new AbortController().signal;
 
 describe('a remote MCP tool call, answered (issue 21)', () => {
+  it('never reaches a loopback or private address unless MCP_APPS_ALLOW_PRIVATE says so', async () => {
+    const before = seen.length;
+    await expect(
+      mcpToolUpstream({ ...deps('wide', []), allowPrivate: false }, call('report'), signal),
+    ).rejects.toMatchObject({ type: 'UpstreamUnreachable', details: [{ sent: false }] });
+    expect(seen.length).toBe(before);
+  });
+
   it('a result is {ok: true, data}', async () => {
     const outcome = await mcpToolUpstream(deps('wide', []), call('report'), signal);
     expect(answerOf(outcome)).toEqual({
