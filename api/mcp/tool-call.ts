@@ -11,6 +11,7 @@ import { answerCall, callAnswerError } from '../calls/call-answer.js';
 import { callHeaders, callRequestFor } from '../calls/call-context.js';
 import { refusable, type RefusedCall } from '../calls/refusals.js';
 import { newConnectLink } from '../connect/links.js';
+import { assertMcpAppConnectable } from '../connect/mcp-link-readiness.js';
 import { ApiError, NotFoundError } from '../errors.js';
 import { checkAccess } from '../http/authorize.js';
 import { parse } from '../http/validate.js';
@@ -220,6 +221,21 @@ function heldResult(
   );
 }
 
+/** Why a remote MCP app cannot be connected now (what link creation would answer), or null. */
+async function mcpConnectProblem(
+  ctx: ToolCallContext,
+  environmentId: string,
+  app: string,
+): Promise<string | null> {
+  try {
+    await assertMcpAppConnectable(ctx.deps, environmentId, app);
+    return null;
+  } catch (error) {
+    if (error instanceof ApiError) return error.message;
+    throw error;
+  }
+}
+
 /** No connection: a hosted connect link, made as `POST /v1/connect/links` makes one. */
 async function connectResult(
   ctx: ToolCallContext,
@@ -235,10 +251,16 @@ async function connectResult(
   const client = app
     ? await chooseClientForNewConnection(sql, config, caller.environmentId, app.id)
     : null;
-  // A remote MCP app (issue 21) is connected through its authorization server, found by
-  // discovery when the hosted page starts: its link is made as for a catalog app with a client.
-  if (action.kind === 'catalog' && !client) {
-    const message = `${base} ${appName} cannot be connected in this environment yet (no OAuth client is configured for it).`;
+  // A remote MCP app (issue 21) is connected through its authorization server: checked as
+  // POST /v1/connect/links checks it, so the person is never sent to a page that cannot work.
+  const notConnectable =
+    action.kind === 'catalog'
+      ? client
+        ? null
+        : 'no OAuth client is configured for it'
+      : await mcpConnectProblem(ctx, caller.environmentId, action.app);
+  if (notConnectable !== null) {
+    const message = `${base} ${appName} cannot be connected in this environment yet (${notConnectable}).`;
     return toolResult(
       { error: { code: 'connection_required', message, retryable: false, app: action.app } },
       { message, isError: true },

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { api, startMcpAuthStack, type McpAuthStack } from '../support/mcp-auth-stack.js';
 import { walkMcpLink } from '../support/mcp-connect-walk.js';
 import { startMcpExampleServer, type McpExampleServer } from '../support/mcp-example-server.js';
-import { connectMcp } from '../mcp/mcp-client.js';
+import { connectMcp, errorOf, textOf } from '../mcp/mcp-client.js';
 
 let stack: McpAuthStack;
 let server: McpExampleServer;
@@ -144,6 +144,28 @@ describe('an MCP server that asks for authorization', () => {
     } finally {
       await connected.close();
       await unconnected.close();
+    }
+  });
+
+  it('offers no connect link through Gatehouse’s MCP server while the app cannot be connected (its server down)', async () => {
+    // Last: the example server stops here for good.
+    await server.stop();
+    const minted = await call('POST', '/v1/mcp/sessions', {
+      user: 'u_not_yet',
+      include_unconnected_apps: true,
+    });
+    expect(minted.status).toBe(201);
+    const client = await connectMcp(
+      new URL(new URL(String(minted.body.url)).pathname, stack.api.url),
+    );
+    try {
+      const result = await client.call(`${APP}__greet`, { name: 'Cy' });
+      expect(result.isError).toBe(true);
+      expect(errorOf(result)).toMatchObject({ code: 'connection_required' });
+      expect(errorOf(result).connect_url).toBeUndefined();
+      expect(textOf(result)).toContain('cannot be connected in this environment yet');
+    } finally {
+      await client.close();
     }
   });
 });
