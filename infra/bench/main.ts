@@ -77,6 +77,8 @@ function table(results: Results): string {
   add('action, allowed', results.action);
   add('MCP tools/call, allowed', results.mcp);
   add('proxy, allowed', results.proxy);
+  add('remote MCP tool, direct', results.directTool);
+  add('remote MCP tool, allowed', results.remoteTool);
   add('approval round trip', results.approvalRoundTrip);
   for (const [name, runs] of Object.entries(results.throughput)) {
     for (const t of runs) add(`${name} throughput c=${String(t.concurrency)}`, t);
@@ -212,6 +214,9 @@ async function main(): Promise<void> {
       actionOverDirectP50: ratio(results.action.p50, results.direct.p50),
       proxyOverDirectP50: ratio(results.proxy.p50, results.direct.p50),
       mcpOverDirectP50: ratio(results.mcp.p50, results.direct.p50),
+      remoteToolOverDirectToolP50: ratio(results.remoteTool.p50, results.directTool.p50),
+      remoteToolOverheadP50Ms:
+        Math.round((results.remoteTool.p50 - results.directTool.p50) * 1000) / 1000,
       actionOverheadP50Ms: Math.round((results.action.p50 - results.direct.p50) * 1000) / 1000,
       proxyOverheadP50Ms: Math.round((results.proxy.p50 - results.direct.p50) * 1000) / 1000,
     },
@@ -235,7 +240,9 @@ async function main(): Promise<void> {
     `action p50 / direct p50 = ${String(report.ratios.actionOverDirectP50)} ` +
       `(+${String(report.ratios.actionOverheadP50Ms)} ms); proxy p50 / direct p50 = ` +
       `${String(report.ratios.proxyOverDirectP50)} (+${String(report.ratios.proxyOverheadP50Ms)} ms); ` +
-      `MCP p50 / direct p50 = ${String(report.ratios.mcpOverDirectP50)}\n`,
+      `MCP p50 / direct p50 = ${String(report.ratios.mcpOverDirectP50)}\n` +
+      `remote MCP tool p50 / direct tools/call p50 = ${String(report.ratios.remoteToolOverDirectToolP50)} ` +
+      `(+${String(report.ratios.remoteToolOverheadP50Ms)} ms)\n`,
   );
   if (profileDir) {
     for (const { file, shares } of await summarizeProfiles(profileDir, repoRoot)) {

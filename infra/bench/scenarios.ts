@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { performance } from 'node:perf_hooks';
 import type { BenchStack } from './stack.js';
 import { floorCall } from './engine-floor.js';
@@ -35,8 +37,17 @@ export interface Results {
   /** The same allowed read as `action`, as an MCP client sends it: `tools/call` (issue 13). */
   mcp: Measurement;
   proxy: Measurement;
+  /** A remote MCP server's tool as an action (issue 21): `everything.echo`, a whole call. */
+  remoteTool: Measurement;
+  /** The same `tools/call` sent to the server itself, as the call's upstream step sends it. */
+  directTool: Measurement;
   approvalRoundTrip: Measurement;
-  throughput: { floor: Throughput[]; action: Throughput[]; proxy: Throughput[] };
+  throughput: {
+    floor: Throughput[];
+    action: Throughput[];
+    proxy: Throughput[];
+    remoteTool: Throughput[];
+  };
   refreshStorm: Measurement & { tokenRequests: number };
 }
 
@@ -103,6 +114,30 @@ function client(stack: BenchStack) {
       if (response.status !== 200 || data === undefined) return false;
       const message = JSON.parse(data) as { result?: { structuredContent?: { ok?: unknown } } };
       return message.result?.structuredContent?.ok === true;
+    },
+    /** `everything.echo` through Gatehouse: policy, workflow, audit, then tools/call. */
+    async remoteTool(): Promise<boolean> {
+      const response = await fetch(`${api()}/v1/actions/everything.echo/run`, {
+        method: 'POST',
+        headers: { ...json, 'idempotency-key': randomUUID() },
+        body: JSON.stringify({ user: stack.user, input: { message: 'bench' } }),
+      });
+      const body = (await response.json()) as { ok?: unknown };
+      return response.status === 200 && body.ok === true;
+    },
+    /**
+     * The same tool called directly with the SDK's client, as Gatehouse's upstream step calls it:
+     * initialize, tools/call, close (no MCP session outlives a call there either).
+     */
+    async directTool(): Promise<boolean> {
+      const mcp = new Client({ name: 'gatehouse-bench', version: '1.0.0' });
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(stack.mcpServerUrl)));
+      try {
+        const result = await mcp.callTool({ name: 'echo', arguments: { message: 'bench' } });
+        return result.isError !== true;
+      } finally {
+        await mcp.close();
+      }
     },
     async proxy(): Promise<boolean> {
       const response = await fetch(`${api()}/v1/proxy/acme/tasks`, {
@@ -174,6 +209,8 @@ export async function runScenarios(
   await measure(read(c), { concurrency: 4, count: settings.warmup });
   await measure(() => c.proxy(), { concurrency: 4, count: settings.warmup });
   await measure((i) => c.mcpRead(mcpUrl, i), { concurrency: 4, count: settings.warmup });
+  await measure(() => c.directTool(), { concurrency: 4, count: settings.warmup });
+  await measure(() => c.remoteTool(), { concurrency: 4, count: settings.warmup });
 
   progress('direct: the demo app with a valid token');
   const direct = await measure(() => c.direct(), sequential);
@@ -185,6 +222,10 @@ export async function runScenarios(
   const mcp = await measure((i) => c.mcpRead(mcpUrl, i), sequential);
   progress('proxy, allowed: GET /v1/proxy/acme/tasks');
   const proxy = await measure(() => c.proxy(), sequential);
+  progress('remote MCP tool, direct: tools/call echo at server-everything');
+  const directTool = await measure(() => c.directTool(), sequential);
+  progress('remote MCP tool, allowed: POST /v1/actions/everything.echo/run');
+  const remoteTool = await measure(() => c.remoteTool(), sequential);
 
   progress('approval round trip: approve → retry answered');
   const rounds: number[] = [];
@@ -205,7 +246,7 @@ export async function runScenarios(
   }
   const approvalRoundTrip = summarize(rounds, roundErrors, performance.now() - roundsStarted);
 
-  const throughput: Results['throughput'] = { floor: [], action: [], proxy: [] };
+  const throughput: Results['throughput'] = { floor: [], action: [], proxy: [], remoteTool: [] };
   const seconds = settings.throughputSeconds;
   for (const concurrency of settings.comparedConcurrencies) {
     progress(`throughput at concurrency ${String(concurrency)}: floor, action, proxy`);
@@ -213,6 +254,11 @@ export async function runScenarios(
     throughput.action.push(await throughputOf(stack, read(c), concurrency, seconds));
     throughput.proxy.push(await throughputOf(stack, () => c.proxy(), concurrency, seconds));
   }
+  const remoteConcurrency = settings.comparedConcurrencies[0] ?? 8;
+  progress(`throughput at concurrency ${String(remoteConcurrency)}: remote MCP tool`);
+  throughput.remoteTool.push(
+    await throughputOf(stack, () => c.remoteTool(), remoteConcurrency, seconds),
+  );
   for (const concurrency of settings.concurrencies) {
     if (settings.comparedConcurrencies.includes(concurrency)) continue;
     progress(`throughput: allowed runs at concurrency ${String(concurrency)}`);
@@ -237,6 +283,8 @@ export async function runScenarios(
     action,
     mcp,
     proxy,
+    remoteTool,
+    directTool,
     approvalRoundTrip,
     throughput,
     refreshStorm: { ...storm, tokenRequests },

@@ -13,6 +13,7 @@ import { startDemoApp, type DemoApp } from '../demo-app/index.js';
 import { walkConnectLink } from '../demo-app/scripted-connect.js';
 import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
 import { freePort } from '../dev/free-port.js';
+import { startServerEverything } from '../dev/server-everything.js';
 import { startTemporalDevServer } from '../dev/temporal-dev-server.js';
 import { resolveTemporalCli } from '../tools/temporal-binaries.js';
 import { startService, untilReady } from './processes.js';
@@ -31,6 +32,11 @@ export interface BenchStack {
   key: string;
   /** Another agent's full key, which decides the calls held for `key` (four eyes). */
   approverKey: string;
+  /**
+   * `@modelcontextprotocol/server-everything` registered as the remote MCP app `everything`
+   * (issue 21): its Streamable HTTP endpoint, for the direct `tools/call` baseline.
+   */
+  mcpServerUrl: string;
   /** A connected user of the demo app, and a valid token of theirs for the direct baseline. */
   user: string;
   connectionId: string;
@@ -61,7 +67,7 @@ export async function startBenchStack(options: {
     await chmod(dir, 0o755);
     stops.push(() => rm(dir, { recursive: true, force: true }));
 
-    const [pg, temporal, demo] = await Promise.all([
+    const [pg, temporal, demo, everything] = await Promise.all([
       (async () =>
         startEmbeddedPostgres({
           directory: path.join(dir, 'postgres'),
@@ -76,11 +82,13 @@ export async function startBenchStack(options: {
           namespace: 'default',
         }))(),
       startDemoApp({ accessTokenTtlSeconds: 3600 }),
+      startServerEverything(),
     ]);
     stops.push(
       () => pg.stop(),
       () => temporal.stop(),
       () => demo.stop(),
+      () => everything.stop(),
     );
 
     const env = {
@@ -91,6 +99,8 @@ export async function startBenchStack(options: {
       API_PORT: String(await freePort()),
       ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       APP_URLS: JSON.stringify({ acme: demo.url }),
+      // The remote MCP server runs on loopback, beside the rest.
+      MCP_APPS_ALLOW_PRIVATE: 'true',
       LOG_LEVEL: 'error',
     };
     const config = loadConfig(env);
@@ -174,6 +184,16 @@ export async function startBenchStack(options: {
     });
     const { access_token: accessToken } = (await exported.json()) as { access_token: string };
 
+    // A remote MCP server as an operator registers it; its echo tool is a read.
+    const registered = await fetch(`${api.url}/v1/mcp-apps`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${approverKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'everything', name: 'Everything', server_url: everything.url }),
+    });
+    if (registered.status !== 200) {
+      throw new Error(`registering server-everything failed: ${await registered.text()}`);
+    }
+
     return {
       config,
       sql,
@@ -185,6 +205,7 @@ export async function startBenchStack(options: {
       user,
       connectionId: row.id,
       accessToken,
+      mcpServerUrl: everything.url,
       settings: {
         databasePoolSize: config.database.poolSize,
         logLevel: config.logLevel,

@@ -16,7 +16,7 @@ import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey } from '../support/keys.js';
-import { startServerEverything, type McpServerProcess } from '../support/server-everything.js';
+import { startServerEverything, type McpServerProcess } from '../../infra/dev/server-everything.js';
 import { startToolsListRewriter, type ToolsListRewriter } from '../support/tools-list-rewriter.js';
 
 /** As in keys.test.ts: a run of the real binary takes 3 to 9 s on this machine. */

@@ -6,7 +6,7 @@ import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
-import { startServerEverything, type McpServerProcess } from '../support/server-everything.js';
+import { startServerEverything, type McpServerProcess } from '../../infra/dev/server-everything.js';
 import {
   startToolsListRewriter,
   type ListedTool,

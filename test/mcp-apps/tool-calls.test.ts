@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { answerOf, startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
-import { startServerEverything, type McpServerProcess } from '../support/server-everything.js';
+import { startServerEverything, type McpServerProcess } from '../../infra/dev/server-everything.js';
 import { startToolsListRewriter, type ToolsListRewriter } from '../support/tools-list-rewriter.js';
 import { connectMcp, errorOf as toolErrorOf, mintSession } from '../mcp/mcp-client.js';
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { freePort } from '../../infra/dev/free-port.js';
+import { freePort } from './free-port.js';
 
 const require = createRequire(import.meta.url);
 /** The package's launcher: `node dist/index.js streamableHttp` serves MCP at `/mcp` on PORT. */
