@@ -23,7 +23,7 @@ import { validAccessToken } from '../connections/access-token.js';
 import { markConnectionUsed } from '../db/connections.js';
 import { findMcpApp } from '../db/mcp-apps.js';
 import { recordScopeStepUp } from '../mcp-auth/step-up.js';
-import { mcpToolUpstream } from './mcp-tool-call.js';
+import { mcpToolUpstream } from './mcp-tool-upstream.js';
 import { appEndpoints } from '../oauth/endpoints.js';
 
 export interface UpstreamCall {

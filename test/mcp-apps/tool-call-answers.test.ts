@@ -5,7 +5,7 @@ import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
-import { mcpToolUpstream, type McpUpstreamCall } from '../../activities/calls/mcp-tool-call.js';
+import { mcpToolUpstream, type McpUpstreamCall } from '../../activities/calls/mcp-tool-upstream.js';
 import type { CallAnswer, UpstreamOutcome } from '../../workflows/call-types.js';
 import { settleOutcome } from '../../workflows/upstream-settlement.js';
 
