@@ -94,6 +94,7 @@ describe('gatehouse keys', () => {
         'approvals:read',
         'connect_settings:read',
         'policies:read',
+        'apps:read',
       ],
     });
     expect(await status(key)).toBe(200);
