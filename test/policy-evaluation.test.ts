@@ -35,6 +35,8 @@ describe('policy evaluation (DESIGN.md §4)', () => {
       matched: 'defaults.write',
       policyId: 'p',
       policyVersion: 3,
+      unjudged: [],
+      certain: true,
     });
   });
 
@@ -159,6 +161,8 @@ describe('the proxy, the action <app>.proxy (DESIGN.md §4)', () => {
       matched: 'rule (action acme.delete_task) applied to the proxy at scope destructive',
       policyId: 'p',
       policyVersion: 3,
+      unjudged: [],
+      certain: true,
     });
   });
 

@@ -401,11 +401,12 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     | { kind: 'failed'; settled: Settled }
   > {
     if (!(first && call.target.scope === 'read' && patched('allowed-read-in-one-step'))) {
-      return { kind: 'prepared', preparation: await records.prepareCall(call, heldRequestIds()) };
+      const preparation = await records.prepareCall(call, heldRequestIds(), Date.now());
+      return { kind: 'prepared', preparation };
     }
     let step: ReadStep;
     try {
-      step = await oneStep.serveRead(call, first);
+      step = await oneStep.serveRead(call, first, Date.now());
     } catch (error) {
       // Every attempt failed before an answer could be settled (Postgres unreachable while
       // preparing, or the attempt timed out): answered and audited as the failure it was.
@@ -567,7 +568,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     );
     if (!retried || held.cancelled) return end(null);
     if (!recheck) break;
-    const now = await records.prepareCall(call, heldRequestIds());
+    const now = await records.prepareCall(call, heldRequestIds(), Date.now());
     redirectAnswered(now.answeredElsewhere);
     if (waiting.length === 0) continue;
     phase = 'running';

@@ -10,6 +10,11 @@ export interface PolicyRule {
   action?: string;
   app?: string;
   scope?: CallScope;
+  /**
+   * A CEL condition over the call (issue 22): the rule applies only where it holds. Checked when
+   * the policy is written; judged by the caller of evaluatePolicy, which this module leaves pure.
+   */
+  when?: string;
   decision: Decision;
 }
 
@@ -44,7 +49,26 @@ export interface Verdict {
   matched: string;
   policyId: string;
   policyVersion: number;
+  /**
+   * Conditions that could not be judged and so were not let loosen the decision, in words; empty
+   * when every condition that mattered was judged.
+   */
+  unjudged: string[];
+  /** False when a condition that could have changed the decision was not judged. */
+  certain: boolean;
 }
+
+/**
+ * A condition's outcome on this call. `error`: it could not be evaluated (a field the call lacks,
+ * a wrong type, its budget spent); such a rule may make the decision stricter, never looser.
+ */
+export type ConditionOutcome = { holds: boolean } | { error: string };
+
+/** Judges a rule's `when` on the call being decided; only asked about rules that have one. */
+export type ConditionJudge = (rule: PolicyRule & { when: string }) => ConditionOutcome;
+
+/** Where no condition can be judged (no call at hand): every condition counts as unjudged. */
+export const UNKNOWN_CALL: ConditionJudge = () => ({ error: 'no call to judge it on' });
 
 /** SPEC.md §4.1 proxy rule 3: the HTTP method alone grades a proxy call. */
 export function scopeOfMethod(method: string): CallScope {
@@ -86,36 +110,124 @@ function specificity(rule: PolicyRule, target: CallTarget): number | null {
   return rule.scope !== undefined ? 1 : null;
 }
 
-function mostSpecific(
-  rules: readonly PolicyRule[],
-  target: CallTarget,
-): { rule: PolicyRule; rank: number } | null {
-  let best: { rule: PolicyRule; rank: number } | null = null;
-  for (const rule of rules) {
-    const rank = specificity(rule, target);
-    // Among equally specific rules the first written wins, so order in the document is meaningful.
-    if (rank !== null && (best === null || rank > best.rank)) best = { rule, rank };
-  }
-  return best;
-}
-
 const STRICTNESS: Record<Decision, number> = { allow: 0, ask: 1, deny: 2 };
 
+/** A rule that matches the call by action, app and scope, with how its condition came out. */
+interface Candidate {
+  rule: PolicyRule;
+  rank: number;
+  /** `none`: no condition. `error`: not judged, so it might hold. */
+  condition: 'none' | 'holds' | 'error';
+  error?: string;
+}
+
 /**
- * The strictest rule that decides one of the app's catalog actions of this scope by naming an
+ * Which of two candidates wins where both apply: the more specific; at equal specificity one
+ * whose condition holds over one without; then the stricter decision (issue 22).
+ */
+function beats(a: Candidate, b: Candidate): boolean {
+  if (a.rank !== b.rank) return a.rank > b.rank;
+  const conditionedA = a.condition === 'none' ? 0 : 1;
+  const conditionedB = b.condition === 'none' ? 0 : 1;
+  if (conditionedA !== conditionedB) return conditionedA > conditionedB;
+  return STRICTNESS[a.rule.decision] > STRICTNESS[b.rule.decision];
+}
+
+function candidatesFor(
+  rules: readonly PolicyRule[],
+  target: CallTarget,
+  judge: JudgeOnce,
+): Candidate[] {
+  const candidates: Candidate[] = [];
+  for (const rule of rules) {
+    const rank = specificity(rule, target);
+    if (rank === null) continue;
+    if (rule.when === undefined) {
+      candidates.push({ rule, rank, condition: 'none' });
+      continue;
+    }
+    const outcome = judge(rule as PolicyRule & { when: string });
+    if ('error' in outcome)
+      candidates.push({ rule, rank, condition: 'error', error: outcome.error });
+    else if (outcome.holds) candidates.push({ rule, rank, condition: 'holds' });
+  }
+  return candidates;
+}
+
+/** The decision on one target: the winning candidate, or null where the defaults decide. */
+interface Ruling {
+  decision: Decision;
+  winner: Candidate | null;
+  /** Unjudged conditions that were kept from loosening the decision. */
+  unjudged: Candidate[];
+}
+
+/**
+ * The most specific applying rule decides, else the defaults. A rule whose condition could not be
+ * judged might hold or not: of every candidate that would win in some outcome of the unjudged
+ * conditions, the strictest decides, so an unjudged condition never loosens a decision.
+ */
+function rule(
+  rules: readonly PolicyRule[],
+  target: CallTarget,
+  fallback: Decision,
+  judge: JudgeOnce,
+): Ruling {
+  const candidates = candidatesFor(rules, target, judge);
+  const certain = candidates.filter((c) => c.condition !== 'error');
+  // Winners in some outcome: nothing that surely applies beats them.
+  const possible = candidates.filter((c) => !certain.some((other) => beats(other, c)));
+  const decision = possible.reduce<Decision>(
+    (strictest, c) =>
+      STRICTNESS[c.rule.decision] > STRICTNESS[strictest] ? c.rule.decision : strictest,
+    // The defaults decide in the outcome where no unjudged condition holds, if nothing else does.
+    certain.length === 0 ? fallback : 'allow',
+  );
+  const deciding = possible.filter((c) => c.rule.decision === decision);
+  // Of equally strict outcomes, one that surely happens names the decision: a rule that surely
+  // applies, else the defaults, else an unjudged rule.
+  const sure = deciding.find((c) => c.condition !== 'error');
+  const winner =
+    sure ??
+    (certain.length === 0 && fallback === decision
+      ? null
+      : (deciding.find((c) => !deciding.some((other) => beats(other, c))) ?? null));
+  const unjudged = possible.filter((c) => c.condition === 'error' && c !== winner);
+  return { decision, winner, unjudged };
+}
+
+/** A judge asked at most once per rule, since the proxy's floor asks about a rule many times. */
+type JudgeOnce = (rule: PolicyRule & { when: string }) => ConditionOutcome;
+
+function once(judge: ConditionJudge): JudgeOnce {
+  const seen = new Map<PolicyRule, ConditionOutcome>();
+  return (rule) => {
+    let outcome = seen.get(rule);
+    if (outcome === undefined) {
+      outcome = judge(rule);
+      seen.set(rule, outcome);
+    }
+    return outcome;
+  };
+}
+
+/**
+ * The strictest ruling, among the app's catalog actions of this scope, made by a rule naming an
  * action (exact or glob). App and scope rules are left out: the proxy meets those itself.
  */
-function strictestActionRule(
+function strictestActionRuling(
   rules: readonly PolicyRule[],
   target: Extract<CallTarget, { kind: 'proxy' }>,
-): PolicyRule | null {
-  let strictest: PolicyRule | null = null;
+  judge: JudgeOnce,
+): Ruling | null {
+  let strictest: Ruling | null = null;
   for (const { action, scope } of target.actions) {
     if (scope !== target.scope) continue;
-    const best = mostSpecific(rules, { kind: 'action', action, app: target.app, scope });
-    if (best === null || best.rank < ACTION_GLOB) continue;
-    if (strictest === null || STRICTNESS[best.rule.decision] > STRICTNESS[strictest.decision]) {
-      strictest = best.rule;
+    const actionTarget: CallTarget = { kind: 'action', action, app: target.app, scope };
+    const ruling = rule(rules, actionTarget, 'allow', judge);
+    if (ruling.winner === null || ruling.winner.rank < ACTION_GLOB) continue;
+    if (strictest === null || STRICTNESS[ruling.decision] > STRICTNESS[strictest.decision]) {
+      strictest = ruling;
     }
   }
   return strictest;
@@ -126,32 +238,63 @@ function describe(rule: PolicyRule): string {
     rule.action !== undefined ? `action ${rule.action}` : null,
     rule.app !== undefined ? `app ${rule.app}` : null,
     rule.scope !== undefined ? `scope ${rule.scope}` : null,
+    rule.when !== undefined ? `when ${JSON.stringify(rule.when)}` : null,
   ].filter((part): part is string => part !== null);
   return `rule (${parts.join(', ')})`;
 }
 
-/**
- * The most specific matching rule decides, else `defaults[scope]`. A proxy call is moreover never
- * less strict than the strictest action rule of its app at its scope, so what an action may not
- * do cannot be done through the proxy, unless a rule names `<app>.proxy` exactly. A glob such as
- * `acme.*` does not lift that floor: it names no action in particular, and `*: allow` would
- * otherwise reopen every denied action through the proxy.
- */
-export function evaluatePolicy(policy: PolicyDocument, target: CallTarget): Verdict {
-  const base = { policyId: policy.id, policyVersion: policy.version };
-  const best = mostSpecific(policy.rules, target);
-  const own: Pick<Verdict, 'decision' | 'matched'> = best
-    ? { decision: best.rule.decision, matched: describe(best.rule) }
-    : { decision: policy.defaults[target.scope], matched: `defaults.${target.scope}` };
-  if (target.kind === 'action' || best?.rank === EXACT_ACTION) return { ...base, ...own };
-  const floor = strictestActionRule(policy.rules, target);
-  if (floor === null || STRICTNESS[floor.decision] <= STRICTNESS[own.decision]) {
-    return { ...base, ...own };
+/** The winning rule in words, with what its condition did. */
+function describeWinner(winner: Candidate): string {
+  if (winner.condition === 'holds') return `${describe(winner.rule)} held`;
+  if (winner.condition === 'error') {
+    return `${describe(winner.rule)} could not be judged (${winner.error ?? 'error'}), counted as holding since that is stricter`;
   }
+  return describe(winner.rule);
+}
+
+function describeUnjudged(candidates: readonly Candidate[]): string[] {
+  return candidates.map(
+    (c) =>
+      `${describe(c.rule)} not applied: its condition could not be judged (${c.error ?? 'error'})`,
+  );
+}
+
+/**
+ * The most specific matching rule decides, else `defaults[scope]`; `judge` says whether a rule's
+ * condition holds on this call. A proxy call is moreover never less strict than the strictest
+ * action rule of its app at its scope, so what an action may not do cannot be done through the
+ * proxy, unless a rule names `<app>.proxy` exactly. A glob such as `acme.*` does not lift that
+ * floor: it names no action in particular, and `*: allow` would otherwise reopen every denied
+ * action through the proxy. An action rule's condition is judged on the proxy call itself: one
+ * about `input` cannot be, so such a rule bounds the proxy as if it held.
+ */
+export function evaluatePolicy(
+  policy: PolicyDocument,
+  target: CallTarget,
+  judge: ConditionJudge = UNKNOWN_CALL,
+): Verdict {
+  const base = { policyId: policy.id, policyVersion: policy.version };
+  const judgeOnce = once(judge);
+  const own = rule(policy.rules, target, policy.defaults[target.scope], judgeOnce);
+  const ownVerdict: Verdict = {
+    ...base,
+    decision: own.decision,
+    matched: own.winner ? describeWinner(own.winner) : `defaults.${target.scope}`,
+    unjudged: describeUnjudged(own.unjudged),
+    certain: own.unjudged.length === 0 && own.winner?.condition !== 'error',
+  };
+  if (target.kind === 'action' || own.winner?.rank === EXACT_ACTION) return ownVerdict;
+  const floor = strictestActionRuling(policy.rules, target, judgeOnce);
+  if (floor === null || STRICTNESS[floor.decision] <= STRICTNESS[own.decision]) return ownVerdict;
   return {
     ...base,
     decision: floor.decision,
-    matched: `${describe(floor)} applied to the proxy at scope ${target.scope}`,
+    matched: `${floor.winner ? describeWinner(floor.winner) : 'a rule'} applied to the proxy at scope ${target.scope}`,
+    unjudged: describeUnjudged([...own.unjudged, ...floor.unjudged]),
+    certain:
+      own.unjudged.length === 0 &&
+      floor.unjudged.length === 0 &&
+      floor.winner?.condition !== 'error',
   };
 }
 

@@ -3,7 +3,9 @@ import { listActions } from '../../workflows/catalog/index.js';
 import {
   evaluatePolicy,
   governingPolicy,
+  UNKNOWN_CALL,
   type CallTarget,
+  type ConditionJudge,
   type Decision,
   type PolicyDocument,
 } from '../../workflows/policy.js';
@@ -49,6 +51,7 @@ export function policyVerdict(
   policies: readonly PolicyDocument[],
   agentId: string,
   subject: PolicySubject,
+  judge: ConditionJudge = UNKNOWN_CALL,
 ): PolicyVerdict {
   const policy = governingPolicy(policies, agentId);
   // Each environment is seeded with a `*` policy; should it be edited away, nothing runs.
@@ -62,10 +65,12 @@ export function policyVerdict(
       approval: { requested_from: [], ttl_seconds: 0 },
     };
   }
-  const verdict = evaluatePolicy(policy, policyTarget(subject));
+  const verdict = evaluatePolicy(policy, policyTarget(subject), judge);
+  // Issue 22: a condition that could not be judged is named where it was kept from loosening.
+  const notes = verdict.unjudged.map((note) => `; ${note}`).join('');
   return {
     decision: verdict.decision,
-    reason: `policy ${policy.id} v${String(policy.version)}: ${verdict.matched} → ${verdict.decision}`,
+    reason: `policy ${policy.id} v${String(policy.version)}: ${verdict.matched} → ${verdict.decision}${notes}`,
     rule: verdict.matched,
     policyId: policy.id,
     policyVersion: policy.version,

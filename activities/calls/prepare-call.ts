@@ -14,6 +14,7 @@ import { findMcpAppStanding, type McpAppStanding } from '../db/mcp-apps.js';
 import { listPolicies } from '../db/policies.js';
 import { pinningRefusal } from '../mcp-apps/tool-pinning.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
+import { callConditionJudge } from '../policy/conditions.js';
 import { policyVerdict } from './policy-verdict.js';
 
 interface UserConnection extends KeptAnswerRow {
@@ -74,7 +75,11 @@ async function answeredBefore(
  */
 export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: Config }) {
   const { sql, temporal } = deps;
-  return async (call: CallRequest, requestIds: readonly string[] = []): Promise<Preparation> => {
+  return async (
+    call: CallRequest,
+    requestIds: readonly string[] = [],
+    at: number = Date.now(),
+  ): Promise<Preparation> => {
     // A tool of a remote MCP app (issue 21): the app, its snapshots, for the pinning rule.
     const { target } = call;
     const remote = target.kind === 'action' && !findApp(target.app);
@@ -88,9 +93,8 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
     const kept =
       key === undefined ? null : keptAnswerOf(deps.config.encryption, callKey(call, key), found);
     const answeredElsewhere = await answeredBefore(temporal, found.audited);
-    const prepared = remote
-      ? remoteToolVerdict(call, found, policies, standing)
-      : verdictOn(call, found, policies);
+    const judged = { call, policies, at: new Date(at) };
+    const prepared = remote ? remoteToolVerdict(judged, found, standing) : verdictOn(judged, found);
     return {
       ...prepared,
       answeredElsewhere,
@@ -100,11 +104,7 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
 }
 
 /** The user's connection first, then the verdict of the policy that governs the agent. */
-function verdictOn(
-  call: CallRequest,
-  found: UserConnection,
-  policies: readonly PolicyDocument[],
-): Preparation {
+function verdictOn(judged: Judged, found: UserConnection): Preparation {
   if (
     found.connectedUserId === null ||
     found.connectionId === null ||
@@ -126,22 +126,32 @@ function verdictOn(
       connectionId: found.connectionId,
     };
   }
-  return policyPreparation(call, policies, found.connectedUserId, found.connectionId);
+  return policyPreparation(judged, found.connectedUserId, found.connectionId);
+}
+
+/**
+ * What a verdict is reached on: the call, the environment's policies, and the moment (the
+ * workflow's clock, passed in) that conditions read as `now`.
+ */
+interface Judged {
+  call: CallRequest;
+  policies: readonly PolicyDocument[];
+  at: Date;
 }
 
 /** The verdict of the policy that governs the agent, for a call whose connection is settled. */
 function policyPreparation(
-  call: CallRequest,
-  policies: readonly PolicyDocument[],
+  { call, policies, at }: Judged,
   connectedUserId: string | null,
   connectionId: string | null,
 ): Preparation {
   const { target } = call;
-  const verdict = policyVerdict(policies, call.agentId, {
+  const subject = {
     app: target.app,
     scope: target.scope,
     action: target.kind === 'action' ? target.action : null,
-  });
+  };
+  const verdict = policyVerdict(policies, call.agentId, subject, callConditionJudge(call, at));
   return {
     ok: true,
     connectedUserId,
@@ -163,11 +173,11 @@ function policyPreparation(
  * needed otherwise), then the policy.
  */
 function remoteToolVerdict(
-  call: CallRequest,
+  judged: Judged,
   found: UserConnection,
-  policies: readonly PolicyDocument[],
   standing: McpAppStanding | null,
 ): Preparation {
+  const { call } = judged;
   const refusal = call.target.kind === 'action' ? pinningRefusal(standing, call.target) : null;
   if (refusal !== null || !standing) {
     return {
@@ -183,7 +193,7 @@ function remoteToolVerdict(
     };
   }
   if (standing.app.auth === 'none') {
-    return policyPreparation(call, policies, found.connectedUserId, null);
+    return policyPreparation(judged, found.connectedUserId, null);
   }
-  return verdictOn(call, found, policies);
+  return verdictOn(judged, found);
 }

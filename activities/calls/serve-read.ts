@@ -25,7 +25,7 @@ export type ReadStep =
   | { kind: 'served'; preparation: Preparation & { ok: true }; settled: Settled; audited: boolean };
 
 export interface ServeReadDeps extends RunRecordDeps {
-  prepare: (call: CallRequest, requestIds: readonly string[]) => Promise<Preparation>;
+  prepare: (call: CallRequest, requestIds: readonly string[], at?: number) => Promise<Preparation>;
   callUpstream: (call: UpstreamCall) => Promise<UpstreamOutcome>;
 }
 
@@ -41,8 +41,8 @@ function retryable(error: unknown): boolean {
  * failure becomes its answer here, so the row is written with what the call met.
  */
 export function serveReadActivity(deps: ServeReadDeps) {
-  return async (call: CallRequest, first: CallTicket): Promise<ReadStep> => {
-    const preparation = await deps.prepare(call, [first.requestId]);
+  return async (call: CallRequest, first: CallTicket, at?: number): Promise<ReadStep> => {
+    const preparation = await deps.prepare(call, [first.requestId], at);
     // Not served here when the first request was answered before (issue 19.4): the workflow
     // sees to it, and to whoever else came.
     const answeredBefore = preparation.answeredElsewhere?.[first.requestId] !== undefined;

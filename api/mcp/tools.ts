@@ -73,8 +73,11 @@ export interface ToolEntry {
   action: DirectoryAction;
   /** Whether the user has connected the app; false only for sessions that list all apps. */
   connected: boolean;
-  /** What the governing policy does with a call, before any approval: never `deny`. */
-  decision: Exclude<Decision, 'deny'>;
+  /**
+   * What the governing policy does with a call, before any approval: never a sure `deny`.
+   * `depends`: rule conditions decide on each call's arguments (issue 22).
+   */
+  decision: Exclude<Decision, 'deny'> | 'depends';
 }
 
 /** Catalog actions first, then remote MCP tools by app id and tool name (see toolPage). */
@@ -124,15 +127,19 @@ export async function availableTools(sql: Sql, principal: McpPrincipal): Promise
     const isConnected = !needsConnection || connected.has(action.app);
     if (!isConnected && !principal.includeUnconnectedApps) return [];
     // Each environment is seeded with a `*` policy; without one nothing runs (prepare-call.ts).
-    const decision = policy
+    // Before any call there is no input to judge conditions on: a tool is left out only where
+    // the policy denies it whatever its conditions make of the call (issue 22).
+    const verdict = policy
       ? evaluatePolicy(policy, {
           kind: 'action',
           action: action.id,
           app: action.app,
           scope: action.scope,
-        }).decision
-      : 'deny';
-    return decision === 'deny' ? [] : [{ action, connected: isConnected, decision }];
+        })
+      : ({ decision: 'deny', certain: true } as const);
+    if (verdict.decision === 'deny' && verdict.certain) return [];
+    const decision = verdict.certain && verdict.decision !== 'deny' ? verdict.decision : 'depends';
+    return [{ action, connected: isConnected, decision }];
   });
 }
 
@@ -177,6 +184,12 @@ function descriptionOf(entry: ToolEntry): string {
       'Held for a person’s approval before it runs: the call answers at once with an approval ' +
         'id and nothing is sent yet; call again with the same arguments once it is approved, ' +
         'and it runs once.',
+    );
+  }
+  if (entry.decision === 'depends') {
+    notes.push(
+      'Depending on its arguments, a call may run at once, be held for a person’s approval, or ' +
+        'be refused.',
     );
   }
   if (!entry.connected) {

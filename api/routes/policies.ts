@@ -7,6 +7,7 @@ import {
   replacePolicy,
   type StoredPolicy,
 } from '../../activities/db/policies.js';
+import { checkCondition, MAX_CONDITION_LENGTH } from '../../activities/policy/conditions.js';
 import type { ApiDeps } from '../app.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
@@ -33,10 +34,25 @@ const rule = z
       .max(100)
       .optional(),
     scope: scope.optional(),
+    when: z.string().min(1).max(MAX_CONDITION_LENGTH).optional().meta({
+      description:
+        'A CEL condition over the call: the rule applies only where it holds. Variables: `input`, `request` (proxy: `method`, `path`, `raw_path`, `query`, `headers`), `user`, `agent`, `app`, `action`, `scope`, `via`, `now`.',
+      example: 'input.amount > 100',
+    }),
     decision,
   })
   .refine((r) => r.action !== undefined || r.app !== undefined || r.scope !== undefined, {
     message: 'a rule must match on action, app or scope',
+  })
+  .superRefine((r, ctx) => {
+    if (r.when === undefined) return;
+    const checked = checkCondition(r.when);
+    if (checked.ok) return;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['when'],
+      message: `line ${String(checked.line)}, column ${String(checked.column)}: ${checked.message}`,
+    });
   });
 
 export const policyIdParam = z.strictObject({

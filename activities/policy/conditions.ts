@@ -1,0 +1,211 @@
+import vm from 'node:vm';
+import { Environment } from '@marcbachmann/cel-js';
+import type { CallRequest } from '../../workflows/call-types.js';
+import type { ConditionJudge, ConditionOutcome, PolicyRule } from '../../workflows/policy.js';
+
+/**
+ * Rule conditions (issue 22): CEL over the call, through @marcbachmann/cel-js. An operator writes
+ * them and a governed agent shapes what they read, so every bound is ours to keep: the text is
+ * short and shallow (checked when the policy is written), and evaluation runs under a time budget
+ * V8 enforces (node:vm's timeout terminates the running script, the library's code included), so
+ * a condition that iterates a large input in a nested way or a backtracking `matches` stops
+ * rather than hang a call. Whatever stops a condition makes it unjudged, and evaluatePolicy never
+ * lets an unjudged condition loosen a decision.
+ */
+
+/** Longest condition text accepted. */
+export const MAX_CONDITION_LENGTH = 2000;
+/** Wall-clock budget of one condition, and of all conditions of one call. */
+const CONDITION_BUDGET_MS = 100;
+const CALL_BUDGET_MS = 300;
+
+/** The variables a condition reads, as the README documents them. */
+export const CONDITION_VARIABLES = {
+  input: 'map',
+  request: 'map',
+  user: 'string',
+  agent: 'string',
+  app: 'string',
+  action: 'string',
+  scope: 'string',
+  via: 'string',
+  now: 'google.protobuf.Timestamp',
+} as const;
+
+const environment = Object.entries(CONDITION_VARIABLES).reduce(
+  (env, [name, type]) => env.registerVariable(name, type),
+  new Environment({
+    limits: {
+      maxAstNodes: 400,
+      maxDepth: 32,
+      maxListElements: 100,
+      maxMapEntries: 100,
+      maxCallArguments: 8,
+    },
+  }),
+);
+
+type Program = ReturnType<Environment['parse']>;
+
+export type ConditionCheck =
+  { ok: true } | { ok: false; message: string; line: number; column: number };
+
+/** The message without the library's source excerpt (it repeats the expression). */
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0]?.trim() ?? message;
+}
+
+function position(expression: string, offset: number): { line: number; column: number } {
+  const before = expression.slice(0, Math.max(0, Math.min(offset, expression.length)));
+  const lines = before.split('\n');
+  return { line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
+}
+
+function offsetOf(error: unknown): number {
+  const node = (error as { node?: { pos?: unknown } } | null)?.node;
+  return typeof node?.pos === 'number' ? node.pos : 0;
+}
+
+/** Parses and type-checks a condition as the policy that carries it is written. */
+export function checkCondition(expression: string): ConditionCheck {
+  if (expression.length > MAX_CONDITION_LENGTH) {
+    return {
+      ok: false,
+      message: `longer than ${String(MAX_CONDITION_LENGTH)} characters`,
+      line: 1,
+      column: MAX_CONDITION_LENGTH + 1,
+    };
+  }
+  try {
+    const checked = environment.check(expression);
+    if (!checked.valid) {
+      const error: unknown = checked.error;
+      return { ok: false, message: firstLine(error), ...position(expression, offsetOf(error)) };
+    }
+    if (checked.type !== 'bool' && checked.type !== 'dyn') {
+      return {
+        ok: false,
+        message: `must be a bool, is a ${String(checked.type)}`,
+        line: 1,
+        column: 1,
+      };
+    }
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, message: firstLine(error), ...position(expression, offsetOf(error)) };
+  }
+}
+
+/** Parsed programs by text: the same few conditions decide every call. */
+const programs = new Map<string, Program>();
+const MAX_PROGRAMS = 2000;
+
+function programOf(expression: string): Program {
+  let program = programs.get(expression);
+  if (!program) {
+    program = environment.parse(expression);
+    if (programs.size >= MAX_PROGRAMS) programs.clear();
+    programs.set(expression, program);
+  }
+  return program;
+}
+
+/** Runs `work` with V8 terminating it past `timeoutMs`; one context serves every evaluation. */
+const sandbox = vm.createContext({ work: null as (() => unknown) | null });
+const runWork = new vm.Script('work()');
+
+function withinBudget(work: () => unknown, timeoutMs: number): unknown {
+  (sandbox as { work: (() => unknown) | null }).work = work;
+  try {
+    return runWork.runInContext(sandbox, { timeout: Math.max(1, Math.floor(timeoutMs)) });
+  } finally {
+    (sandbox as { work: (() => unknown) | null }).work = null;
+  }
+}
+
+/** What a condition reads about a call. */
+export type ConditionContext = Record<keyof typeof CONDITION_VARIABLES, unknown>;
+
+function decodedPath(raw: string): string {
+  try {
+    return `/${decodeURIComponent(raw)}`;
+  } catch {
+    return `/${raw}`;
+  }
+}
+
+/** The query as a map of first values; a repeated name keeps its first value. */
+function queryMap(query: string): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(query)) {
+    if (!(name in map)) map[name] = value;
+  }
+  return map;
+}
+
+/**
+ * The variables for a call. A proxy call has `request` (its path decoded, as the app reads it,
+ * and as sent in `raw_path`) and an empty `input`; an action run has `input` and an empty
+ * `request`, so a condition about the other kind is unjudged on it rather than quietly false.
+ */
+export function conditionContext(call: CallRequest, at: Date): ConditionContext {
+  const { target } = call;
+  const action = target.kind === 'action' ? target.action : `${target.app}.proxy`;
+  return {
+    input: target.kind === 'action' ? (target.input ?? {}) : {},
+    request:
+      target.kind === 'proxy'
+        ? {
+            method: target.method.toUpperCase(),
+            path: decodedPath(target.path),
+            raw_path: `/${target.path}`,
+            query: queryMap(target.query),
+            headers: Object.fromEntries(
+              Object.entries(target.headers).map(([name, value]) => [name.toLowerCase(), value]),
+            ),
+          }
+        : {},
+    user: call.userExternalId,
+    agent: call.agentId,
+    app: target.app,
+    action,
+    scope: target.scope,
+    via: call.via,
+    now: at,
+  };
+}
+
+/** One condition on one context, within `budgetMs`. */
+export function judgeCondition(
+  expression: string,
+  context: ConditionContext,
+  budgetMs: number = CONDITION_BUDGET_MS,
+): ConditionOutcome {
+  if (budgetMs < 1) return { error: 'the evaluation budget of the call is spent' };
+  try {
+    const program = programOf(expression);
+    const value = withinBudget(() => program(context), budgetMs);
+    if (typeof value !== 'boolean') return { error: `evaluates to a ${typeof value}, not a bool` };
+    return { holds: value };
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
+      return { error: `took longer than ${String(Math.floor(budgetMs))} ms` };
+    }
+    return { error: firstLine(error) };
+  }
+}
+
+/** Judges each rule's condition on this call, all of them within one budget. */
+export function conditionJudge(context: ConditionContext): ConditionJudge {
+  const started = performance.now();
+  return (rule: PolicyRule & { when: string }) => {
+    const left = CALL_BUDGET_MS - (performance.now() - started);
+    return judgeCondition(rule.when, context, Math.min(CONDITION_BUDGET_MS, left));
+  };
+}
+
+/** The judge of a call about to be decided, at `at` (the workflow's clock where it runs). */
+export function callConditionJudge(call: CallRequest, at: Date): ConditionJudge {
+  return conditionJudge(conditionContext(call, at));
+}
