@@ -45,7 +45,8 @@ const rule = z
     message: 'a rule must match on action, app or scope',
   })
   .superRefine((r, ctx) => {
-    if (r.when === undefined) return;
+    // An over-long text is refused by its own bound above; it is not parsed.
+    if (r.when === undefined || r.when.length > MAX_CONDITION_LENGTH) return;
     const checked = checkCondition(r.when);
     if (checked.ok) return;
     ctx.addIssue({
