@@ -29,6 +29,8 @@ export interface PolicyVerdict {
   policyVersion: number | null;
   /** Whom a held call asks, and for how long. */
   approval: PolicyDocument['approval'];
+  /** False when a condition that could have changed the decision was not judged (issue 22). */
+  certain: boolean;
 }
 
 /**
@@ -63,6 +65,7 @@ export function policyVerdict(
       policyId: null,
       policyVersion: null,
       approval: { requested_from: [], ttl_seconds: 0 },
+      certain: true,
     };
   }
   const verdict = evaluatePolicy(policy, policyTarget(subject), judge);
@@ -75,5 +78,6 @@ export function policyVerdict(
     policyId: policy.id,
     policyVersion: policy.version,
     approval: policy.approval,
+    certain: verdict.certain,
   };
 }
