@@ -33,6 +33,8 @@ import { mcpOAuthClientRoutes } from './routes/mcp-oauth-clients.js';
 import { mcpSessionRoutes } from './routes/mcp-sessions.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { policyRoutes } from './routes/policies.js';
+import { policySimulationRoutes } from './routes/policy-simulation.js';
+import { policyVersionRoutes } from './routes/policy-versions.js';
 import { proxyRoutes } from './routes/proxy.js';
 import { usersRoutes } from './routes/users.js';
 import { webhookEndpointRoutes } from './routes/webhook-endpoint.js';
@@ -87,6 +89,8 @@ export function createApp(deps: ApiDeps): Express {
   app.use(connectionsRoutes(deps));
   app.use(connectLinkRoutes(deps));
   app.use(policyRoutes(deps));
+  app.use(policyVersionRoutes(deps));
+  app.use(policySimulationRoutes(deps));
   app.use(webhookEndpointRoutes(deps));
   app.use(appRoutes(deps));
   app.use(actionRoutes(deps));

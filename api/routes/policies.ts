@@ -104,7 +104,7 @@ registerConnectedUserOperation({
   errors: [],
   requires: { operation: 'read', scope: 'policies:read' },
 });
-const policyOut = listItem
+export const policyOut = listItem
   .extend({
     defaults: z.object({ read: decision, write: decision, destructive: decision }),
     rules: z.array(rule),
@@ -178,7 +178,7 @@ registerConnectedUserOperation({
   ],
 });
 
-function present(policy: StoredPolicy) {
+export function present(policy: StoredPolicy) {
   return {
     id: policy.id,
     name: policy.name,

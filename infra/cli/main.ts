@@ -25,6 +25,7 @@ import {
 } from './mcp-apps.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import { runDev } from './dev.js';
+import { simulatePolicyCommand, type SimulateOptions } from './policies.js';
 import { envCommand } from './env.js';
 import {
   createEnvironmentCommand,
@@ -300,6 +301,31 @@ apps
   .argument('<app>', 'the app id')
   .requiredOption('--env <name>', 'environment the app belongs to')
   .action(mcpAppCommand(removeMcpAppCommand));
+
+const policies = program.command('policies').description('try policies before they govern');
+policies
+  .command('simulate')
+  .description(
+    "replay an environment's recorded calls through a candidate policy and its current version: what would change (nothing is written)",
+  )
+  .argument(
+    '<file>',
+    'the candidate, as PUT /v1/policies/{id} takes it (JSON; a saved GET answer works too)',
+  )
+  .option('--env <name>', 'environment whose calls to replay', 'development')
+  .option('--policy <id>', "the policy it is a version of (default: the file's id, else default)")
+  .option(
+    '--last <n>',
+    'the newest calls to replay, at most 10000 (default 1000; 10000 within --since/--until)',
+  )
+  .option('--since <time>', 'calls recorded at or after this ISO time')
+  .option('--until <time>', 'calls recorded before this ISO time')
+  .option('--json', 'print the JSON the API answers instead of a table')
+  .action(
+    action((file: string, options: SimulateOptions) =>
+      withCliDatabase((sql) => simulatePolicyCommand(sql, file, options)),
+    ),
+  );
 
 const approvals = program.command('approvals').description('work with held calls');
 approvals
