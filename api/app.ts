@@ -16,6 +16,7 @@ import { actionRoutes } from './routes/actions.js';
 import { appRoutes } from './routes/apps.js';
 import { approvalPageRoutes } from './routes/approval-page.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { grantRoutes } from './routes/grants.js';
 import { auditRoutes } from './routes/audit.js';
 import { authConfigRoutes } from './routes/auth-configs.js';
 import { codecRoutes } from './routes/codec.js';
@@ -96,6 +97,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(actionRoutes(deps));
   app.use(mcpSessionRoutes(deps));
   app.use(approvalRoutes(deps));
+  app.use(grantRoutes(deps));
   app.use(auditRoutes(deps));
 
   app.use(notFound);

@@ -23,6 +23,8 @@ export const CALL_ENDED = 'CallEnded';
 export const APPROVAL_NOT_PENDING = 'ApprovalNotPending';
 /** The decider may not decide this approval (four eyes, DESIGN.md §3). */
 export const DECIDER_REFUSED = 'DeciderRefused';
+/** Issue 22.2: a grant the decision cannot carry (with a rejection, or malformed). */
+export const GRANT_REFUSED = 'GrantRefused';
 /** The Update reached the workflow after its deadline: its caller has been told it failed. */
 export const PAST_DEADLINE = 'PastDeadline';
 

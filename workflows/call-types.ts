@@ -5,6 +5,7 @@
  */
 import type { CallScope } from './catalog/index.js';
 import type { ErrorCode } from './error-codes.js';
+import type { GrantRequest, GrantView } from './grant-types.js';
 import type { Decision } from './policy.js';
 
 /** How the caller reached us; recorded in audit (SPEC.md §2.5 `via`). */
@@ -103,6 +104,8 @@ export interface ApprovalView {
   expires_at: string;
   decided_by: string | null;
   decided_at: string | null;
+  /** The grant this approval made (issue 22.2): only on the answer to the decision that made it. */
+  grant?: GrantView;
 }
 
 export interface DecisionInput {
@@ -112,6 +115,12 @@ export interface DecisionInput {
   decidedBy: string;
   /** Epoch ms: the workflow refuses the decision once its clock is past it (see CallTicket). */
   deadline?: number;
+  /**
+   * Issue 22.2: an approval may also grant the same action for a while. Checked by the API
+   * against the policy's `approval.max_grant_seconds`; made only with an `approve` the workflow
+   * accepted, in the same transaction as the approval's settling.
+   */
+  grant?: GrantRequest;
 }
 
 /** Audit decision values (DESIGN.md §4). */
@@ -168,6 +177,11 @@ type PreparedCall =
       /** The part of the policy that decided (a rule, or a default), in words. */
       rule: string;
       approval: { requested_from: string[]; ttl_seconds: number };
+      /**
+       * Issue 22.2: the live grant that turned the policy's `ask` into this `allow`, for audit.
+       * Absent when no grant decided (and in histories recorded before grants).
+       */
+      grantId?: string;
     }
   | {
       ok: false;

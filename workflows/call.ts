@@ -48,6 +48,7 @@ import {
   APPROVAL_NOT_PENDING,
   CALL_ENDED,
   DECIDER_REFUSED,
+  GRANT_REFUSED,
   PAST_DEADLINE,
   callUpdate,
   cancelSignal,
@@ -147,6 +148,9 @@ function refuseLate(deadline: number | undefined): void {
     );
   }
 }
+
+/** Whom a grant may cover; a decision Update is checked against it, whoever sent it. */
+const GRANT_FOR: readonly string[] = ['user', 'any_user'];
 
 interface HeldState {
   approval: ApprovalView | null;
@@ -295,9 +299,17 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
       held.deciding = true;
       const pending = held.approval as ApprovalView;
       const status = input.decision === 'approve' ? 'approved' : 'rejected';
+      // Issue 22.2: an approval may carry a grant, made with it from the workflow's clock. Decisions
+      // recorded before grants replay without one.
+      const grant =
+        input.decision === 'approve' && input.grant && patched('approval-grants')
+          ? { ...input.grant, at: Date.now() }
+          : undefined;
       let decided: ApprovalView | null;
       try {
-        decided = await records.settleApproval(pending.id, status, input.decidedBy);
+        decided = grant
+          ? await records.settleApproval(pending.id, status, input.decidedBy, grant)
+          : await records.settleApproval(pending.id, status, input.decidedBy);
       } finally {
         // A failed write leaves the approval pending: the expiry and a later decision go on.
         held.deciding = false;
@@ -343,6 +355,20 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
           input.decidedBy,
         );
         if (refusal !== null) throw ApplicationFailure.nonRetryable(refusal, DECIDER_REFUSED);
+        // The API checks the grant against the policy first; this holds whatever path it took.
+        const { grant } = input;
+        if (
+          grant !== undefined &&
+          (input.decision !== 'approve' ||
+            !Number.isInteger(grant.seconds) ||
+            grant.seconds < 1 ||
+            !GRANT_FOR.includes(grant.for))
+        ) {
+          throw ApplicationFailure.nonRetryable(
+            'a grant goes with an approval, for a whole number of seconds, for the user or any user',
+            GRANT_REFUSED,
+          );
+        }
       },
     },
   );
@@ -433,6 +459,8 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
       connectionId: known.connectionId,
       policyId: known.ok ? known.policyId : null,
       policyVersion: known.ok ? known.policyVersion : null,
+      // Issue 22.2: the grant that let the call run without asking is named by its audit rows.
+      grantId: known.ok ? (known.grantId ?? null) : null,
     };
   }
   if (prepared.kind === 'served') {

@@ -24,7 +24,11 @@ export interface PolicyDocument {
   agents: string[];
   defaults: Record<CallScope, Decision>;
   rules: PolicyRule[];
-  approval: { requested_from: string[]; ttl_seconds: number };
+  /**
+   * `max_grant_seconds` (issue 22.2): how long a grant made with an approval may last; 0 or
+   * absent (policies written before grants) turns grants off.
+   */
+  approval: { requested_from: string[]; ttl_seconds: number; max_grant_seconds?: number };
 }
 
 /** A catalog action of the app a proxy call goes to, as far as policy needs it. */

@@ -11,7 +11,9 @@ import type {
   KeptAnswer,
 } from '../../workflows/call-types.js';
 import { answerToKeep, callKey } from '../db/call-idempotency-keys.js';
+import type { GrantRequest } from '../../workflows/grant-types.js';
 import { approvalView, consumeApproval, openApproval, settleApproval } from '../db/approvals.js';
+import { grantView, insertGrant } from '../db/grants.js';
 import { approvalRequest } from './approval-request.js';
 import { insertAuditEvents, writeRunAuditEvents, type NewAuditEvent } from '../db/audit-events.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
@@ -41,6 +43,8 @@ export interface AuditContext {
   connectionId: string | null;
   policyId: string | null;
   policyVersion: number | null;
+  /** The grant that turned the policy's `ask` into `allow` (issue 22.2). */
+  grantId?: string | null;
 }
 
 function auditEvents(call: CallRequest, context: AuditContext, entries: AuditEntry[]) {
@@ -63,6 +67,7 @@ function auditEvents(call: CallRequest, context: AuditContext, entries: AuditEnt
     traceId: entry.traceId,
     policyId: context.policyId,
     policyVersion: context.policyVersion,
+    grantId: context.grantId ?? null,
   }));
 }
 
@@ -163,14 +168,38 @@ export function callRecordActivities(deps: { sql: Sql; temporal: Client; config:
       return approvalView(approval);
     },
 
-    /** null when the approval was no longer pending (decided elsewhere, or gone with its user). */
+    /**
+     * null when the approval was no longer pending (decided elsewhere, or gone with its user).
+     * `grant` (issue 22.2, approvals only): made in the same transaction, so an approval is never
+     * recorded without the grant it carried, nor a grant without its approval. `at` is the
+     * workflow's clock, from which the grant runs.
+     */
     async settleApproval(
       approvalId: string,
       status: 'approved' | 'rejected' | 'expired' | 'cancelled',
       decidedBy: string | null,
+      grant?: GrantRequest & { at: number },
     ): Promise<ApprovalView | null> {
-      const approval = await settleApproval(sql, approvalId, status, decidedBy);
-      return approval ? approvalView(approval) : null;
+      if (!grant || status !== 'approved' || decidedBy === null) {
+        const approval = await settleApproval(sql, approvalId, status, decidedBy);
+        return approval ? approvalView(approval) : null;
+      }
+      return sql.begin(async (tx) => {
+        const approval = await settleApproval(tx, approvalId, status, decidedBy);
+        if (!approval) return null;
+        const made = await insertGrant(tx, {
+          environmentId: approval.environmentId,
+          agentId: approval.agentId,
+          action: approval.action,
+          scope: approval.scope,
+          userExternalId: grant.for === 'user' ? approval.userExternalId : null,
+          approvalId: approval.id,
+          createdBy: decidedBy,
+          at: grant.at,
+          seconds: grant.seconds,
+        });
+        return { ...approvalView(approval), grant: grantView(made, new Date(grant.at)) };
+      });
     },
 
     async consumeApproval(approvalId: string): Promise<void> {

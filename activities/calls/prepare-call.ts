@@ -10,14 +10,16 @@ import {
   keptAnswerSubquery,
   type KeptAnswerRow,
 } from '../db/call-idempotency-keys.js';
+import { liveGrantSubquery, type LiveGrantRow } from '../db/grants.js';
 import { findMcpAppStanding, type McpAppStanding } from '../db/mcp-apps.js';
 import { listPolicies } from '../db/policies.js';
 import { pinningRefusal } from '../mcp-apps/tool-pinning.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
 import { callConditionJudge } from '../policy/conditions.js';
 import { policyVerdict } from './policy-verdict.js';
+import { auditAction } from './call-records.js';
 
-interface UserConnection extends KeptAnswerRow {
+interface UserConnection extends KeptAnswerRow, LiveGrantRow {
   connectedUserId: string | null;
   connectionId: string | null;
   status: 'active' | 'expired' | 'revoked' | null;
@@ -27,18 +29,28 @@ interface UserConnection extends KeptAnswerRow {
 
 /**
  * The user and their live connection to the app; which of these requests already have an audit
- * row (answered by an earlier run of the call, issue 19.4); and the answer kept under the call's
- * Idempotency-Key (issue 19.1): one statement, so the checks every call needs cost no round
- * trip of their own.
+ * row (answered by an earlier run of the call, issue 19.4); the answer kept under the call's
+ * Idempotency-Key (issue 19.1); and the live grant for the call at `at` (issue 22.2): one
+ * statement, so the checks every call needs cost no round trip of their own.
  */
 async function findUserConnection(
   sql: Db,
   call: CallRequest,
   requestIds: readonly string[],
+  at: number,
 ): Promise<UserConnection> {
   const key = call.idempotencyKey === undefined ? null : callKey(call, call.idempotencyKey);
+  const grant = liveGrantSubquery(sql, {
+    environmentId: call.environmentId,
+    agentId: call.agentId,
+    action: auditAction(call.target),
+    scope: call.target.scope,
+    userExternalId: call.userExternalId,
+    at,
+  });
   const [row]: [UserConnection?] = await sql`
-    select u.id as connected_user_id, c.id as connection_id, c.status, earlier.audited, kept.*
+    select u.id as connected_user_id, c.id as connection_id, c.status, earlier.audited, kept.*,
+      live.grant_id, live.grant_user, live.grant_expires_at
     from (select 1) as one
     left join connected_users u
       on u.environment_id = ${call.environmentId} and u.external_id = ${call.userExternalId}
@@ -48,7 +60,8 @@ async function findUserConnection(
       select coalesce(jsonb_object_agg(a.id, a.workflow_run_id), '{}'::jsonb) as audited
       from audit_events a where a.id = any(${requestIds}::uuid[])
     ) as earlier
-    left join lateral (${keptAnswerSubquery(sql, key)}) as kept on true`;
+    left join lateral (${keptAnswerSubquery(sql, key)}) as kept on true
+    left join lateral (${grant}) as live on true`;
   if (!row) throw new Error('the preparing statement always returns one row');
   return row;
 }
@@ -62,6 +75,8 @@ async function answeredBefore(
   temporal: Client,
   audited: Record<string, string | null>,
 ): Promise<AnsweredElsewhere> {
+  // Most calls have no audit row yet: nothing to ask the run about.
+  if (Object.keys(audited).length === 0) return {};
   const { workflowId, runId } = currentRun();
   const earlier = new Map(Object.entries(audited).filter(([, writer]) => writer !== runId));
   if (earlier.size === 0) return {};
@@ -84,7 +99,7 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
     const { target } = call;
     const remote = target.kind === 'action' && !findApp(target.app);
     const [found, policies, standing] = await Promise.all([
-      findUserConnection(sql, call, requestIds),
+      findUserConnection(sql, call, requestIds, at),
       listPolicies(sql, call.environmentId),
       remote ? findMcpAppStanding(sql, call.environmentId, target.app) : null,
     ]);
@@ -93,7 +108,7 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
     const kept =
       key === undefined ? null : keptAnswerOf(deps.config.encryption, callKey(call, key), found);
     const answeredElsewhere = await answeredBefore(temporal, found.audited);
-    const judged = { call, policies, at: new Date(at) };
+    const judged = { call, policies, at: new Date(at), grant: found };
     const prepared = remote ? remoteToolVerdict(judged, found, standing) : verdictOn(judged, found);
     return {
       ...prepared,
@@ -130,18 +145,19 @@ function verdictOn(judged: Judged, found: UserConnection): Preparation {
 }
 
 /**
- * What a verdict is reached on: the call, the environment's policies, and the moment (the
- * workflow's clock, passed in) that conditions read as `now`.
+ * What a verdict is reached on: the call, the environment's policies, the moment (the
+ * workflow's clock, passed in) that conditions read as `now`, and the call's live grant then.
  */
 interface Judged {
   call: CallRequest;
   policies: readonly PolicyDocument[];
   at: Date;
+  grant: LiveGrantRow;
 }
 
 /** The verdict of the policy that governs the agent, for a call whose connection is settled. */
 function policyPreparation(
-  { call, policies, at }: Judged,
+  { call, policies, at, grant }: Judged,
   connectedUserId: string | null,
   connectionId: string | null,
 ): Preparation {
@@ -152,8 +168,8 @@ function policyPreparation(
     action: target.kind === 'action' ? target.action : null,
   };
   const verdict = policyVerdict(policies, call.agentId, subject, callConditionJudge(call, at));
-  return {
-    ok: true,
+  const prepared = {
+    ok: true as const,
     connectedUserId,
     connectionId,
     decision: verdict.decision,
@@ -162,6 +178,18 @@ function policyPreparation(
     policyVersion: verdict.policyVersion,
     rule: verdict.rule,
     approval: verdict.approval,
+  };
+  // Issue 22.2: a live grant turns `ask`, and only `ask`, into `allow`, while the policy that
+  // governs the agent allows grants at all (max_grant_seconds 0 is the switch that stops them).
+  const grantsOn = (verdict.approval.max_grant_seconds ?? 0) > 0;
+  if (verdict.decision !== 'ask' || grant.grantId === null || !grantsOn) return prepared;
+  const whom = grant.grantUser === null ? 'any user' : `user ${grant.grantUser}`;
+  const until = grant.grantExpiresAt?.toISOString() ?? '?';
+  return {
+    ...prepared,
+    decision: 'allow',
+    reason: `${verdict.reason}; grant ${grant.grantId} (for ${whom}, until ${until}) → allow`,
+    grantId: grant.grantId,
   };
 }
 

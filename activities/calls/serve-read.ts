@@ -69,6 +69,7 @@ export function serveReadActivity(deps: ServeReadDeps) {
       connectionId: preparation.connectionId,
       policyId: preparation.policyId,
       policyVersion: preparation.policyVersion,
+      grantId: preparation.grantId ?? null,
     };
     // Once the app has been called, a failed bookkeeping write must not fail the call (and call
     // the app again): the workflow writes the row instead.

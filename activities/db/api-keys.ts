@@ -11,8 +11,9 @@ export type Audience = (typeof AUDIENCES)[number];
 
 /**
  * SPEC.md §5's scopes, plus `policies:*` (DESIGN.md §3): who may read and who may govern, and
- * `mcp_sessions:manage` (issue 19.7): revoking MCP sessions another agent minted, and `apps:*`
- * (issue 21): reading and changing the remote MCP servers registered as apps.
+ * `mcp_sessions:manage` (issue 19.7): revoking MCP sessions another agent minted, `apps:*`
+ * (issue 21): reading and changing the remote MCP servers registered as apps, and `grants:*`
+ * (issue 22.2): reading and revoking the grants approvers made.
  */
 export const MANAGEMENT_SCOPES = [
   'funded_access:read',
@@ -28,6 +29,8 @@ export const MANAGEMENT_SCOPES = [
   'mcp_sessions:manage',
   'apps:read',
   'apps:manage',
+  'grants:read',
+  'grants:manage',
 ] as const;
 export type Scope = (typeof MANAGEMENT_SCOPES)[number];
 
@@ -40,7 +43,8 @@ export function defaultScopes(access: AccessLevel): Scope[] {
   switch (access) {
     case 'read_only':
     case 'standard':
-      return MANAGEMENT_SCOPES.filter((s) => s.endsWith(':read'));
+      // Not `grants:read`: agents call with these keys, and an agent does not see its grants.
+      return MANAGEMENT_SCOPES.filter((s) => s.endsWith(':read') && s !== 'grants:read');
     case 'full':
       return [...MANAGEMENT_SCOPES];
   }

@@ -29,21 +29,24 @@ export interface AuditEvent {
   traceId: string;
   policyId: string | null;
   policyVersion: number | null;
+  /** The grant that let the call run without asking (issue 22.2). */
+  grantId: string | null;
 }
 
 /**
  * `id` may be given (a workflow's deterministic one); a row with that id is not written twice.
  * `workflowRunId`: the call workflow run that answered the request, when a workflow writes it.
  */
-export type NewAuditEvent = Omit<AuditEvent, 'id' | 'time'> & {
+export type NewAuditEvent = Omit<AuditEvent, 'id' | 'time' | 'grantId'> & {
   id?: string;
+  grantId?: string | null;
   workflowRunId?: string | null;
 };
 
 const columns = (sql: Db) => sql`
   id, environment_id, time, action, scope, decision, reason, agent_id, via, user_external_id,
   connected_user_id, connection_id, approval_id, request, response, trace_id, policy_id,
-  policy_version`;
+  policy_version, grant_id`;
 
 const text = (value: string | null) => (value === null ? null : storableText(value));
 
@@ -111,7 +114,7 @@ export async function writeRunAuditEvents(
         approval_id = excluded.approval_id, request = excluded.request,
         response = excluded.response, trace_id = excluded.trace_id,
         policy_id = excluded.policy_id, policy_version = excluded.policy_version,
-        workflow_run_id = excluded.workflow_run_id
+        grant_id = excluded.grant_id, workflow_run_id = excluded.workflow_run_id
       where audit_events.environment_id = excluded.environment_id
         and (audit_events.workflow_run_id = excluded.workflow_run_id
           or audit_events.id = any(${replacing}::uuid[]))
@@ -142,6 +145,7 @@ function auditRows(sql: Db, events: NewAuditEvent[]) {
     trace_id: storableText(event.traceId),
     policy_id: event.policyId,
     policy_version: event.policyVersion,
+    grant_id: event.grantId ?? null,
     workflow_run_id: event.workflowRunId ?? null,
   }));
 }

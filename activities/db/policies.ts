@@ -15,7 +15,7 @@ export interface PolicyInput {
   agents: string[];
   defaults: Record<CallScope, Decision>;
   rules: PolicyRule[];
-  approval: { requested_from: string[]; ttl_seconds: number };
+  approval: PolicyDocument['approval'];
 }
 
 /** Our interfaces have no index signatures, which postgres' JSON type wants: a JSON round trip. */

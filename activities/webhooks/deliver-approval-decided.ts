@@ -1,6 +1,8 @@
 import type { ApprovalEvent } from '../../workflows/webhook.js';
 import { withPolicyInForce, type PresentedApproval } from '../approvals/policy-in-force.js';
 import { approvalView } from '../db/approvals.js';
+import { findGrantOfApproval, grantView } from '../db/grants.js';
+import type { GrantView } from '../../workflows/grant-types.js';
 import { approvalDelivery } from './approval-delivery.js';
 import {
   deliverSigned,
@@ -11,7 +13,8 @@ import {
 
 export type ApprovalDecidedPayload = WebhookPayload<
   'approval.decided',
-  { approval: PresentedApproval }
+  // `grant` (issue 22.2): the grant the approval made, null when it made none.
+  { approval: Omit<PresentedApproval, 'grant'> & { grant: GrantView | null } }
 >;
 
 /**
@@ -23,10 +26,14 @@ export function deliverApprovalDecidedActivity({ sql, config, logger }: WebhookD
     const target = await approvalDelivery({ sql, config }, event);
     if (typeof target === 'string') return target;
     const { approval, endpoint } = target;
+    const [presented, grant] = await Promise.all([
+      withPolicyInForce(sql, approval, approvalView(approval)),
+      findGrantOfApproval(sql, approval.id),
+    ]);
     const payload: ApprovalDecidedPayload = {
       type: 'approval.decided',
       timestamp: (approval.decidedAt ?? new Date()).toISOString(),
-      data: { approval: await withPolicyInForce(sql, approval, approvalView(approval)) },
+      data: { approval: { ...presented, grant: grant ? grantView(grant) : null } },
     };
     return deliverSigned(
       { config, logger },

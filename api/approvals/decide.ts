@@ -1,9 +1,17 @@
 import { linkRefusal, type LinkProvenance } from '../../activities/approvals/link-provenance.js';
 import { approvalView, findApproval, type Approval } from '../../activities/db/approvals.js';
+import { listPolicies } from '../../activities/db/policies.js';
 import type { Sql } from '../../infra/database/client.js';
 import type { ApprovalView } from '../../workflows/call-types.js';
 import { deciderRefusal } from '../../workflows/decider-rules.js';
-import { ConflictError, InsufficientAccessError, NotFoundError } from '../errors.js';
+import type { GrantRequest } from '../../workflows/grant-types.js';
+import { governingPolicy } from '../../workflows/policy.js';
+import {
+  ConflictError,
+  InsufficientAccessError,
+  InvalidRequestError,
+  NotFoundError,
+} from '../errors.js';
 import type { CallWorkflows } from '../temporal/call-workflows.js';
 
 /** A pending approval past its expiry reads as expired, even before its workflow says so. */
@@ -28,6 +36,46 @@ export interface Decision {
   decidedBy: string;
   /** Where the decision link went, when the decision comes through one (the hosted page). */
   link?: LinkProvenance;
+  /** Issue 22.2: with an approval, allow the same action for a while. */
+  grant?: GrantRequest;
+}
+
+/**
+ * The longest grant an approver of this agent's calls may make: the policy that governs the
+ * agent now says (its `approval.max_grant_seconds`; absent on policies written before grants:
+ * 0, grants off), as it is the one that judges the calls the grant would let through.
+ */
+export async function maxGrantSeconds(
+  sql: Sql,
+  environmentId: string,
+  agentId: string,
+): Promise<{ policyId: string | null; seconds: number }> {
+  const policy = governingPolicy(await listPolicies(sql, environmentId), agentId);
+  return { policyId: policy?.id ?? null, seconds: policy?.approval.max_grant_seconds ?? 0 };
+}
+
+/** Why this grant cannot go with this decision (a 400), or nothing. */
+async function checkGrant(sql: Sql, approval: Approval, input: Decision): Promise<void> {
+  const { grant } = input;
+  if (grant === undefined) return;
+  if (input.decision !== 'approve') {
+    throw new InvalidRequestError('A grant goes only with an approval, not with a rejection.', [
+      { path: 'grant', message: 'only with decision approve' },
+    ]);
+  }
+  const max = await maxGrantSeconds(sql, approval.environmentId, approval.agentId);
+  if (max.seconds === 0) {
+    throw new InvalidRequestError(
+      `Grants are off for agent "${approval.agentId}": policy "${max.policyId ?? 'none'}" sets approval.max_grant_seconds to 0. Approve without a grant, or raise the maximum.`,
+      [{ path: 'grant', message: 'grants are off (approval.max_grant_seconds 0)' }],
+    );
+  }
+  if (grant.seconds > max.seconds) {
+    throw new InvalidRequestError(
+      `A grant may last at most ${String(max.seconds)} seconds under policy "${max.policyId ?? 'none'}" (approval.max_grant_seconds); ${String(grant.seconds)} were asked.`,
+      [{ path: 'grant.seconds', message: `at most ${String(max.seconds)}` }],
+    );
+  }
 }
 
 /** Why this decider may not decide this approval (four eyes, then the link's rule), or null. */
@@ -48,7 +96,8 @@ export function decisionRefusal(
  * Every decision path (approve, reject, the management decision, the hosted page) comes here:
  * the approval must be pending and the decider allowed by the four-eyes rules (DESIGN.md §3),
  * and a decision link must not have gone through the held agent (link-provenance.ts), before the
- * Update goes to the workflow that holds the call, which checks the four-eyes rules again.
+ * Update goes to the workflow that holds the call, which checks the four-eyes rules again. A grant
+ * (issue 22.2) is checked after those: only a decider allowed to approve can make one.
  */
 export async function decideApproval(
   sql: Sql,
@@ -66,5 +115,10 @@ export async function decideApproval(
       { approval: { id: approval.id, status: current.status } },
     );
   }
-  return calls.decide(approval, { decision: input.decision, decidedBy: input.decidedBy });
+  await checkGrant(sql, approval, input);
+  return calls.decide(approval, {
+    decision: input.decision,
+    decidedBy: input.decidedBy,
+    ...(input.grant ? { grant: input.grant } : {}),
+  });
 }

@@ -17,8 +17,10 @@ const APPROVALS = `When a policy says \`ask\`, a call does not run: it answers 4
 
 **Two ways to decide through the API.** Both have the same effect and the same rules; pick the one that suits your client:
 
-1. \`POST /v1/approvals/{id}/approve\` or \`POST /v1/approvals/{id}/reject\`: no body; answers \`{id, status, decided_by}\`.
-2. \`POST /v1/approvals/{approvalId}/decision\` with \`{"decision": "approve"}\` or \`{"decision": "deny"}\`: the management operation, for dashboards and \`business\` keys; answers \`{data: <approval>}\`.
+1. \`POST /v1/approvals/{id}/approve\` or \`POST /v1/approvals/{id}/reject\`: no body (an approval may carry \`{"grant": …}\`); answers \`{id, status, decided_by, grant}\`.
+2. \`POST /v1/approvals/{approvalId}/decision\` with \`{"decision": "approve"}\` or \`{"decision": "deny"}\` (an approval may add \`"grant"\`): the management operation, for dashboards and \`business\` keys; answers \`{data: <approval>}\`.
+
+**Grants.** Approving may also grant the same action for a while: \`"grant": {"for": "user" | "any_user", "seconds": n}\`, at most the policy's \`approval.max_grant_seconds\` (400 otherwise, and when that is 0). See Grants.
 
 Either needs a key with scope \`approvals:decide\`: full keys have it, the standard keys agents call with do not. The decider is the key's agent id, recorded as \`decided_by\`. The agent whose call is held can never decide it, and when \`requested_from\` names deciders, only they may (403 \`insufficient_access\` says which rule refused). Deciding an approval that is no longer pending answers 409 \`conflict\`.
 
@@ -59,6 +61,12 @@ export const RESOURCE_TAGS: readonly ResourceTag[] = [
       "The app's own API with the user's credentials, for what no action covers. The path after `/v1/proxy/{app}/` goes to the app unchanged, and the user goes in the `Service-User` header. A call is graded by its method (GET `read`; POST, PUT and PATCH `write`; DELETE `destructive`) and governed like an action: never less strictly than the app's own action rules at that scope. The app's answer is passed through as it is, except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.",
   },
   { name: 'Approvals', paths: ['/v1/approvals'], description: APPROVALS },
+  {
+    name: 'Grants',
+    paths: ['/v1/grants'],
+    description:
+      'What a person added to an approval: "allow the same action of this agent, for this user (or any user), for this long", up to the policy\'s `approval.max_grant_seconds` (0, the default, turns grants off). While a grant is live, the agent\'s calls of that action at that scope that the policy would hold run without asking, and their audit events name the grant; a `deny` is never loosened. A grant ends exactly at `expires_at` or when revoked, whichever comes first, and is checked on every call. Listing needs `grants:read`, revoking `grants:manage` (full keys have both; the standard keys agents call with have neither), and a key never sees or revokes the grants of its own agent.',
+  },
   {
     name: 'Audit',
     paths: ['/v1/audit'],

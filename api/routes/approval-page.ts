@@ -12,7 +12,13 @@ import {
 } from '../../activities/db/approval-links.js';
 import { findApproval, type Approval } from '../../activities/db/approvals.js';
 import type { ApiDeps } from '../app.js';
-import { decideApproval, decisionRefusal, presentApproval } from '../approvals/decide.js';
+import {
+  decideApproval,
+  decisionRefusal,
+  maxGrantSeconds,
+  presentApproval,
+} from '../approvals/decide.js';
+import { grantFromForm } from '../approvals/pages/grant-choice.js';
 import {
   REVIEW_REFERRER_POLICY,
   notPendingProblem,
@@ -27,6 +33,7 @@ import { sendPage } from '../connect/respond.js';
 import {
   ConflictError,
   InsufficientAccessError,
+  InvalidRequestError,
   NotFoundError,
   ServiceUnavailableError,
   serviceUnavailableFrom,
@@ -100,6 +107,7 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
     // itself), or have gone through the held agent's own key: the request is shown, the
     // buttons are not.
     const refusal = decisionRefusal(approval, link.approver, link);
+    const maxGrant = await maxGrantSeconds(deps.sql, link.environmentId, approval.agentId);
     sendPage(
       res,
       refusal === null ? 200 : 403,
@@ -110,6 +118,7 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
         formAction: approvalLinkUrl(deps.config.api.publicUrl, token),
         formToken: formToken(deps.config.encryption, token),
         refusal,
+        maxGrantSeconds: maxGrant.seconds,
       }),
       REVIEW_REFERRER_POLICY,
     );
@@ -146,6 +155,12 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
         problemPage(res, 'decision_invalid', branding);
         return;
       }
+      // Issue 22.2: a grant goes with Approve; the form's choice means nothing to Reject.
+      const grant = decision === 'approve' ? grantFromForm(form) : null;
+      if (grant === 'invalid') {
+        problemPage(res, 'decision_invalid', branding);
+        return;
+      }
 
       try {
         const decided = await decideApproval(deps.sql, calls, {
@@ -154,6 +169,7 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
           decision,
           decidedBy: link.approver,
           link,
+          ...(grant ? { grant } : {}),
         });
         await markApprovalLinkUsed(deps.sql, token);
         req.log.info(
@@ -172,6 +188,11 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
       } catch (error) {
         if (error instanceof InsufficientAccessError) {
           problemPage(res, 'decider_refused', branding, { detail: error.message });
+          return;
+        }
+        // A grant longer than the policy allows now (it changed since the page was shown).
+        if (error instanceof InvalidRequestError) {
+          problemPage(res, 'grant_refused', branding, { detail: error.message });
           return;
         }
         if (error instanceof NotFoundError) {

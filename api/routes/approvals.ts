@@ -17,12 +17,22 @@ import {
   type ErrorExample,
 } from '../openapi/registry.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
+import type { GrantRequest } from '../../workflows/grant-types.js';
+import { grantRequestSchema, grantSchema } from './grants.js';
 
 const approvalParam = z.strictObject({ id: uuidString() });
 const managementParam = z.strictObject({ approvalId: uuidString() });
 export const decideBody = z
-  .strictObject({ decision: z.enum(['approve', 'deny']) })
+  .strictObject({
+    decision: z.enum(['approve', 'deny']),
+    // Issue 22.2: optional, so the contract is otherwise what it was.
+    grant: grantRequestSchema.optional(),
+  })
   .meta({ id: 'decide_approval_input' });
+/** `POST /v1/approvals/{id}/approve`: no body, or a grant (issue 22.2). */
+const approveBody = z
+  .strictObject({ grant: grantRequestSchema.optional() })
+  .meta({ id: 'ApproveApproval' });
 
 const statuses = ['pending', 'approved', 'rejected', 'expired', 'cancelled'] as const;
 const scopes = z.enum(['read', 'write', 'destructive']);
@@ -104,10 +114,14 @@ const approvalSchema = z.object({
         'What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval.',
     }),
 });
+const grantMade = grantSchema
+  .nullable()
+  .meta({ description: 'The grant this decision made (issue 22.2); null when it made none' });
 const decidedSchema = z.object({
   id: z.string(),
   status: z.enum(['approved', 'rejected']),
   decided_by: z.string(),
+  grant: grantMade,
 });
 
 const filters = {
@@ -155,6 +169,7 @@ const nextCursorField = z
 
 const decideNote =
   'The agent whose call is held can never decide it, and when `requested_from` names deciders only they may (403 `insufficient_access`). ' +
+  "An approval may carry `grant` (`{for: 'user' | 'any_user', seconds}`): the same action of the same agent then runs without asking for that user (or any user) until the grant ends; more than the policy's `approval.max_grant_seconds`, or any grant when that is 0, is 400. " +
   'Answers once the decision is recorded; an approval that is no longer pending answers 409. ' +
   'Once approved, the caller sends the same call again and it runs once. ' +
   'Deciding with `POST /v1/approvals/{id}/approve` or `/reject`, or with `POST /v1/approvals/{approvalId}/decision`, has the same effect under the same rules.';
@@ -201,7 +216,13 @@ for (const [verb, status] of [
     operationId: `${verb}_approval`,
     summary: `${verb === 'approve' ? 'Approve' : 'Reject'} a pending approval`,
     description: `The approval becomes \`${status}\`. Needs scope \`approvals:decide\`. ${decideNote}`,
-    request: { params: approvalParam },
+    request:
+      verb === 'approve'
+        ? {
+            params: approvalParam,
+            body: { content: { 'application/json': { schema: approveBody } }, required: false },
+          }
+        : { params: approvalParam },
     response: decidedSchema,
     errors: [],
     requires: { operation: 'write', scope: 'approvals:decide' },
@@ -250,7 +271,7 @@ registerManagementOperation({
     params: managementParam,
     body: { content: { 'application/json': { schema: decideBody } }, required: true },
   },
-  output: approvalSchema.meta({ id: 'decide_approval_output' }),
+  output: approvalSchema.extend({ grant: grantMade }).meta({ id: 'decide_approval_output' }),
 });
 
 /**
@@ -262,13 +283,19 @@ export function approvalRoutes(deps: ApiDeps): Router {
   const router = Router();
   const calls = callWorkflowsFor(deps);
 
-  const decide = (res: Response, approvalId: string, decision: 'approve' | 'reject') => {
+  const decide = (
+    res: Response,
+    approvalId: string,
+    decision: 'approve' | 'reject',
+    grant: GrantRequest | undefined,
+  ) => {
     const caller = callerOf(res);
     return decideApproval(deps.sql, calls, {
       environmentId: caller.environmentId,
       approvalId,
       decision,
       decidedBy: caller.agentId,
+      ...(grant ? { grant } : {}),
     });
   };
 
@@ -328,8 +355,16 @@ export function approvalRoutes(deps: ApiDeps): Router {
       authorize({ operation: 'write', scope: 'approvals:decide' }),
       async (req, res) => {
         const { id } = parse(approvalParam, req.params, 'path');
-        const decided = await decide(res, id, decision);
-        res.json({ id: decided.id, status: decided.status, decided_by: decided.decided_by });
+        // No body was the whole contract before grants; a rejection still takes none.
+        const body: unknown = req.body ?? {};
+        const { grant } = decision === 'approve' ? parse(approveBody, body, 'body') : {};
+        const decided = await decide(res, id, decision, grant);
+        res.json({
+          id: decided.id,
+          status: decided.status,
+          decided_by: decided.decided_by,
+          grant: decided.grant ?? null,
+        });
       },
     );
   }
@@ -339,11 +374,18 @@ export function approvalRoutes(deps: ApiDeps): Router {
     authorize({ operation: 'write', scope: 'approvals:decide' }),
     async (req, res) => {
       const { approvalId } = parse(managementParam, req.params, 'path');
-      const { decision } = parse(decideBody, req.body, 'body');
-      const decided = await decide(res, approvalId, decision === 'approve' ? 'approve' : 'reject');
+      const { decision, grant } = parse(decideBody, req.body, 'body');
+      const decided = await decide(
+        res,
+        approvalId,
+        decision === 'approve' ? 'approve' : 'reject',
+        grant,
+      );
       const inForce = await policiesInForce(deps.sql, callerOf(res).environmentId);
       const subject = { agentId: decided.agent_id, action: decided.action, scope: decided.scope };
-      res.json({ data: { ...decided, policy_in_force: inForce(subject) } });
+      res.json({
+        data: { ...decided, grant: decided.grant ?? null, policy_in_force: inForce(subject) },
+      });
     },
   );
   return router;

@@ -46,6 +46,10 @@ const listItem = z
       .meta({ description: 'null only for a refused call that named no valid user' }),
     via: z.string(),
     time: z.iso.datetime(),
+    grant_id: z.string().nullable().meta({
+      description:
+        'The grant that let the call run without asking (a policy `ask` turned `allow`); null otherwise',
+    }),
   })
   .meta({ id: 'AuditListItem' });
 const fullEvent = listItem
@@ -115,6 +119,7 @@ function presentItem(event: AuditEvent): z.infer<typeof listItem> {
     user: event.userExternalId,
     via: event.via,
     time: event.time.toISOString(),
+    grant_id: event.grantId,
   };
 }
 

@@ -77,10 +77,20 @@ export const replacePolicyBody = z
           .int()
           .min(1)
           .max(30 * 24 * 3600),
+        max_grant_seconds: z
+          .int()
+          .min(0)
+          .max(30 * 24 * 3600)
+          .default(0)
+          .meta({
+            description:
+              'How long a grant made with an approval may last (issue 22.2); 0 (the default) turns grants off, and stops the grants already made from applying.',
+          }),
       })
       .optional()
       .meta({
-        description: 'Who decides held calls and how long an approval waits (default 24 h).',
+        description:
+          'Who decides held calls, how long an approval waits (default 24 h), and the longest grant an approver may add (default 0: none).',
       }),
   })
   .meta({ id: 'ReplacePolicy' });
@@ -108,7 +118,11 @@ export const policyOut = listItem
   .extend({
     defaults: z.object({ read: decision, write: decision, destructive: decision }),
     rules: z.array(rule),
-    approval: z.object({ requested_from: z.array(z.string()), ttl_seconds: z.int() }),
+    approval: z.object({
+      requested_from: z.array(z.string()),
+      ttl_seconds: z.int(),
+      max_grant_seconds: z.int(),
+    }),
     updated_at: z.iso.datetime(),
     updated_by: z.string(),
   })
@@ -187,7 +201,8 @@ export function present(policy: StoredPolicy) {
     version: policy.version,
     defaults: policy.defaults,
     rules: policy.rules,
-    approval: policy.approval,
+    // Versions written before grants have no max_grant_seconds: grants were off.
+    approval: { max_grant_seconds: 0, ...policy.approval },
     updated_at: policy.updatedAt.toISOString(),
     updated_by: policy.updatedBy,
   };

@@ -31,6 +31,7 @@ import {
   CALL_ENDED,
   CALL_WORKFLOW,
   DECIDER_REFUSED,
+  GRANT_REFUSED,
   PAST_DEADLINE,
   callUpdate,
   callWorkflowId,
@@ -48,6 +49,7 @@ import {
   ApiError,
   ConflictError,
   InsufficientAccessError,
+  InvalidRequestError,
   ServiceUnavailableError,
   isTemporalUnavailable,
 } from '../errors.js';
@@ -356,6 +358,11 @@ export class CallWorkflows {
         throw new InsufficientAccessError(error.cause?.message ?? 'This decider may not decide.', {
           approval: { id: approval.id },
         });
+      }
+      if (failureType(error) === GRANT_REFUSED && error instanceof WorkflowUpdateFailedError) {
+        throw new InvalidRequestError(error.cause?.message ?? 'This grant cannot be made.', [
+          { path: 'grant', message: error.cause?.message ?? 'refused' },
+        ]);
       }
       if (failureType(error) === APPROVAL_NOT_PENDING || error instanceof WorkflowNotFoundError) {
         throw new ConflictError(`Approval ${approval.id} is no longer pending.`, {

@@ -62,8 +62,10 @@ describe('access levels (DESIGN.md §3)', () => {
         'policies:manage',
         'mcp_sessions:manage',
         'apps:manage',
+        'grants:read',
+        'grants:manage',
       ]),
     );
-    expect(defaultScopes('full')).toHaveLength(13);
+    expect(defaultScopes('full')).toHaveLength(15);
   });
 });

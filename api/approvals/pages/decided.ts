@@ -4,6 +4,7 @@ import { renderLayout } from '../../connect/pages/layout.js';
 import { alertIcon, brandHeader, checkIcon, keep, supportLine } from '../../connect/pages/parts.js';
 import { resolveBranding } from '../../connect/pages/theme.js';
 import type { ConnectBranding } from '../../connect/pages/types.js';
+import { grantMadeLine } from './grant-choice.js';
 import { duration, utcTime } from './time.js';
 
 export interface DecidedPageOptions {
@@ -41,7 +42,8 @@ export function renderDecidedPage(options: DecidedPageOptions): string {
             ${utcTime(approval.expires_at)}.`
       }
       You can close this window.
-    </p>`;
+    </p>
+    ${grantMadeLine(approval)}`;
 
   return renderLayout({
     branding,

@@ -15,6 +15,7 @@ export type ApprovalProblem =
   | 'cross_site_request'
   | 'form_invalid'
   | 'decision_invalid'
+  | 'grant_refused'
   | 'decision_not_applied'
   | 'decision_unconfirmed'
   | 'service_unavailable'
@@ -78,6 +79,12 @@ const PROBLEMS: Record<
     title: 'This decision could not be read',
     message: () =>
       'Nothing was decided. Open your decision link again and choose Approve or Reject.',
+  },
+  grant_refused: {
+    status: 400,
+    title: 'This grant cannot be made',
+    message: (_approval, detail) =>
+      `${detail} Nothing was decided. Open your decision link again to decide.`,
   },
   decision_not_applied: {
     status: 503,

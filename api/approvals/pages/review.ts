@@ -5,6 +5,7 @@ import { resolveBranding } from '../../connect/pages/theme.js';
 import type { ConnectBranding } from '../../connect/pages/types.js';
 import { GENERIC_APPROVER } from '../../../activities/approvals/link-token.js';
 import { renderReviewLayout } from './layout.js';
+import { grantChoice } from './grant-choice.js';
 import { requestDetails } from './request-details.js';
 import { utcTime } from './time.js';
 
@@ -19,6 +20,8 @@ export interface ReviewPageOptions {
   formToken: string;
   /** Why this link's approver may not decide (four eyes); the form is then left out. */
   refusal?: string | null;
+  /** The longest grant the policy allows with an approval (issue 22.2); 0 or absent: none. */
+  maxGrantSeconds?: number;
 }
 
 function facts(approval: ApprovalView, approver: string): Html {
@@ -51,6 +54,7 @@ function facts(approval: ApprovalView, approver: string): Html {
 function decisionForm(options: ReviewPageOptions): Html {
   return html`<form method="post" action="${options.formAction}">
       <input type="hidden" name="csrf" value="${options.formToken}" />
+      ${grantChoice(options.approval, options.maxGrantSeconds ?? 0)}
       <div class="actions">
         <button class="button" type="submit" name="decision" value="approve">Approve</button>
         <button class="button reject" type="submit" name="decision" value="reject">Reject</button>

@@ -22,6 +22,9 @@ pre code,.line code{padding:0;background:none;color:var(--text);font-size:inheri
 .headers th{width:36%;font-weight:600;color:var(--muted)}
 .measure{margin-bottom:8px;font-size:13px;color:var(--subtle);overflow-wrap:anywhere}
 .none{font-size:14px;color:var(--subtle)}
+.grant{display:grid;gap:8px;margin:28px 0 0;padding:14px 16px;border:1px solid var(--border);border-radius:var(--radius);font-size:14px;overflow-wrap:anywhere}
+.grant legend{padding:0 6px;font-weight:600;color:var(--muted)}
+.grant select{font:inherit}
 .actions{display:flex;gap:12px;margin-top:32px}
 .actions button{flex:1;margin:0;border:0;font:inherit;font-weight:600;cursor:pointer}
 .actions .reject{background:transparent;color:var(--danger);border:1px solid var(--border)}
