@@ -1,0 +1,44 @@
+// The client's generated types cannot drift from the documents the service serves (issue 23.2):
+// they are generated again here from the live documents of a running API, as `npm run
+// client:generate` writes them, and must equal the checked-in files byte for byte.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFile } from 'node:fs/promises';
+import { generatedPath, generatedTypes, type Interface } from '../../api/client/generate.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { testConfig } from '../support/config.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+let db: TestDatabase;
+let api: TestApi;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  api = await startTestApi(testConfig(db.url), db.sql);
+});
+
+afterAll(async () => {
+  await api.close();
+  await db.drop();
+});
+
+const SERVED: Record<Interface, string> = {
+  connectedUsers: '/openapi/connected-users.json',
+  management: '/openapi/management.json',
+};
+
+describe('the generated client types', () => {
+  it.each(Object.entries(SERVED) as [Interface, string][])(
+    'are the types of the served %s document (else: npm run client:generate)',
+    async (which, path) => {
+      const response = await fetch(`${api.url}${path}`);
+      expect(response.status).toBe(200);
+      const fresh = await generatedTypes(which, await response.text());
+      const checkedIn = await readFile(generatedPath(which), 'utf8');
+      if (fresh !== checkedIn) {
+        throw new Error(
+          `${generatedPath(which)} differs from the types of the served ${path}: run npm run client:generate`,
+        );
+      }
+    },
+  );
+});
