@@ -196,6 +196,24 @@ export function judgeCondition(
   }
 }
 
+/**
+ * One condition on one context with no time budget of its own, outcomes as judgeCondition's: for
+ * a caller that runs many under one budget it enforces itself (the policy simulation, issue 22.3,
+ * which would otherwise pay node:vm's watchdog for each of tens of thousands of conditions).
+ */
+export function judgeConditionUnbudgeted(
+  expression: string,
+  context: ConditionContext,
+): ConditionOutcome {
+  try {
+    const value: unknown = programOf(expression)(context);
+    if (typeof value !== 'boolean') return { error: `evaluates to a ${typeof value}, not a bool` };
+    return { holds: value };
+  } catch (error) {
+    return { error: firstLine(error) };
+  }
+}
+
 /** Judges each rule's condition on this call, all of them within one budget. */
 export function conditionJudge(context: ConditionContext): ConditionJudge {
   const started = performance.now();

@@ -1,23 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db } from '../../infra/database/client.js';
-import type {
-  ConditionJudge,
-  ConditionOutcome,
-  Decision,
-  PolicyDocument,
-} from '../../workflows/policy.js';
-import { policyVerdict, type PolicyVerdict } from '../calls/policy-verdict.js';
+import type { Decision, PolicyDocument } from '../../workflows/policy.js';
+import type { PolicyVerdict } from '../calls/policy-verdict.js';
 import { listPolicies, type PolicyInput } from '../db/policies.js';
-import { conditionJudge, type ConditionContext } from './conditions.js';
 import { agentsConcerned } from './governed-agents.js';
-import {
-  readRecordedCalls,
-  recordedContext,
-  recordedSubject,
-  type CallWindow,
-  type RecordedCall,
-} from './recorded-calls.js';
+import { readRecordedCalls, type CallWindow, type RecordedCall } from './recorded-calls.js';
+import { judgeRecordedCalls } from './recorded-verdicts.js';
 
 /**
  * Trying a policy before it governs (issue 22): the environment's audited calls, judged now by
@@ -91,25 +80,6 @@ function candidateDocument(
     rules: candidate.rules,
     approval: candidate.approval ??
       current?.approval ?? { requested_from: [], ttl_seconds: 24 * 3600 },
-  };
-}
-
-/**
- * One judge per verdict, as a live call gets (its own time budget), answering a condition both
- * versions carry from what the first one found: the same text on the same call is the same.
- */
-function sharedJudges(context: ConditionContext): () => ConditionJudge {
-  const found = new Map<string, ConditionOutcome>();
-  return () => {
-    const judge = conditionJudge(context);
-    return (rule) => {
-      let outcome = found.get(rule.when);
-      if (outcome === undefined) {
-        outcome = judge(rule);
-        found.set(rule.when, outcome);
-      }
-      return outcome;
-    };
   };
 }
 
@@ -206,19 +176,21 @@ export async function simulatePolicy(
   const tally = new Tally();
   let judged = 0;
   let sliceStarted = performance.now();
-  for (const call of calls) {
-    if (performance.now() - started > SIMULATION_BUDGET_MS) break;
-    const subject = recordedSubject(call);
-    const judges = sharedJudges(recordedContext(call));
-    const now = policyVerdict(policies, call.agentId, subject, judges());
-    const then = policyVerdict(withCandidate, call.agentId, subject, judges());
-    tally.add(call, now, then);
-    judged += 1;
-    if (performance.now() - sliceStarted > SLICE_MS) {
-      await nextTurn();
-      sliceStarted = performance.now();
-    }
-  }
+  await judgeRecordedCalls(
+    calls,
+    { current: policies, candidate: withCandidate },
+    (call, [now, then]) => {
+      tally.add(call, now, then);
+      judged += 1;
+    },
+    async () => {
+      if (performance.now() - sliceStarted > SLICE_MS) {
+        await nextTurn();
+        sliceStarted = performance.now();
+      }
+      return performance.now() - started <= SIMULATION_BUDGET_MS;
+    },
+  );
 
   const left = calls.length - judged;
   return {

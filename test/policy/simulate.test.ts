@@ -356,6 +356,63 @@ describe('POST /v1/policies/{id}/simulate', () => {
       body: { error: { code: 'conflict', agent: 'ops-bot', policy: 'ops' } },
     });
   });
+  it('counts a condition that runs out of its budget as unjudged, as a live call would, and still answers', async () => {
+    const slow = await createTestKey(db.sql, {
+      env: 'slow',
+      access: 'full',
+      agentId: 'ops-console',
+    });
+    const items = (count: number) => Array.from({ length: count }, (_, i) => i);
+    const task = (count: number): CallTargetInput => ({
+      kind: 'action',
+      action: 'acme.create_task',
+      app: 'acme',
+      scope: 'write',
+      input: { title: 'Many', items: items(count) },
+    });
+    const small = [];
+    for (let i = 0; i < 3; i++) {
+      small.push(
+        await record(task(3), {
+          environmentId: slow.environmentId,
+          policy: { id: 'default', version: 1 },
+        }),
+      );
+    }
+    const large = await record(task(3000), {
+      environmentId: slow.environmentId,
+      policy: { id: 'default', version: 1 },
+    });
+    const answer = await call(slow, 'POST', '/v1/policies/default/simulate', {
+      defaults: { read: 'allow', write: 'ask', destructive: 'deny' },
+      rules: [
+        {
+          action: 'acme.create_task',
+          when: 'input.items.all(x, input.items.all(y, y >= 0))',
+          decision: 'allow',
+        },
+      ],
+    });
+    expect(answer.body).toMatchObject({
+      calls: 4,
+      unchanged: 0,
+      changes: [{ from: 'ask', to: 'allow', count: 3 }],
+      cannot_judge: {
+        count: 1,
+        samples: [
+          {
+            audit_id: large,
+            version: 'candidate',
+            current: 'ask',
+            candidate: 'ask',
+            reason: expect.stringMatching(/took longer than \d+ ms/) as unknown,
+          },
+        ],
+      },
+    });
+    const [change] = (answer.body as { changes: { samples: string[] }[] }).changes;
+    expect(sorted(change?.samples ?? [])).toEqual(sorted(small));
+  });
 });
 
 describe('POST /v1/policies/{id}/simulate: hostile and mistaken requests', () => {
