@@ -13,8 +13,8 @@ import {
 
 export type ApprovalDecidedPayload = WebhookPayload<
   'approval.decided',
-  // `grant` (issue 22.2): the grant the approval made, null when it made none.
-  { approval: Omit<PresentedApproval, 'grant'> & { grant: GrantView | null } }
+  // `grant` (issue 22.2): the grant the approval made, present only when it made one.
+  { approval: PresentedApproval & { grant?: GrantView } }
 >;
 
 /**
@@ -33,7 +33,7 @@ export function deliverApprovalDecidedActivity({ sql, config, logger }: WebhookD
     const payload: ApprovalDecidedPayload = {
       type: 'approval.decided',
       timestamp: (approval.decidedAt ?? new Date()).toISOString(),
-      data: { approval: { ...presented, grant: grant ? grantView(grant) : null } },
+      data: { approval: { ...presented, ...(grant ? { grant: grantView(grant) } : {}) } },
     };
     return deliverSigned(
       { config, logger },

@@ -115,8 +115,8 @@ const approvalSchema = z.object({
     }),
 });
 const grantMade = grantSchema
-  .nullable()
-  .meta({ description: 'The grant this decision made (issue 22.2); null when it made none' });
+  .optional()
+  .meta({ description: 'Present when this decision made a grant: the grant' });
 const decidedSchema = z.object({
   id: z.string(),
   status: z.enum(['approved', 'rejected']),
@@ -363,7 +363,7 @@ export function approvalRoutes(deps: ApiDeps): Router {
           id: decided.id,
           status: decided.status,
           decided_by: decided.decided_by,
-          grant: decided.grant ?? null,
+          ...(decided.grant ? { grant: decided.grant } : {}),
         });
       },
     );
@@ -384,7 +384,7 @@ export function approvalRoutes(deps: ApiDeps): Router {
       const inForce = await policiesInForce(deps.sql, callerOf(res).environmentId);
       const subject = { agentId: decided.agent_id, action: decided.action, scope: decided.scope };
       res.json({
-        data: { ...decided, grant: decided.grant ?? null, policy_in_force: inForce(subject) },
+        data: { ...decided, policy_in_force: inForce(subject) },
       });
     },
   );

@@ -46,9 +46,9 @@ const listItem = z
       .meta({ description: 'null only for a refused call that named no valid user' }),
     via: z.string(),
     time: z.iso.datetime(),
-    grant_id: z.string().nullable().meta({
+    grant_id: z.string().optional().meta({
       description:
-        'The grant that let the call run without asking (a policy `ask` turned `allow`); null otherwise',
+        'Present when a grant let the call run without asking (the policy said `ask`): its id',
     }),
   })
   .meta({ id: 'AuditListItem' });
@@ -119,7 +119,8 @@ function presentItem(event: AuditEvent): z.infer<typeof listItem> {
     user: event.userExternalId,
     via: event.via,
     time: event.time.toISOString(),
-    grant_id: event.grantId,
+    // Present only when a grant let the call through, as `approval` is when one was raised.
+    ...(event.grantId === null ? {} : { grant_id: event.grantId }),
   };
 }
 

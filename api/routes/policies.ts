@@ -84,7 +84,7 @@ export const replacePolicyBody = z
           .default(0)
           .meta({
             description:
-              'How long a grant made with an approval may last (issue 22.2); 0 (the default) turns grants off, and stops the grants already made from applying.',
+              'How long a grant made with an approval may last; 0 (the default) turns grants off, and stops the grants already made from applying.',
           }),
       })
       .optional()
