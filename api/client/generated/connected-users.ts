@@ -991,8 +991,8 @@ export interface components {
       via: string;
       /** Format: date-time */
       time: string;
-      /** @description The grant that let the call run without asking (a policy `ask` turned `allow`); null otherwise */
-      grant_id: string | null;
+      /** @description Present when a grant let the call run without asking (the policy said `ask`): its id */
+      grant_id?: string;
     };
     AuditEvent: {
       id: string;
@@ -1015,8 +1015,8 @@ export interface components {
       via: string;
       /** Format: date-time */
       time: string;
-      /** @description The grant that let the call run without asking (a policy `ask` turned `allow`); null otherwise */
-      grant_id: string | null;
+      /** @description Present when a grant let the call run without asking (the policy said `ask`): its id */
+      grant_id?: string;
       /** @description Present when an approval was raised */
       approval?: {
         id: string;
@@ -1238,7 +1238,7 @@ export interface components {
         requested_from: string[];
         ttl_seconds: number;
         /**
-         * @description How long a grant made with an approval may last (issue 22.2); 0 (the default) turns grants off, and stops the grants already made from applying.
+         * @description How long a grant made with an approval may last; 0 (the default) turns grants off, and stops the grants already made from applying.
          * @default 0
          */
         max_grant_seconds: number;
@@ -2515,8 +2515,8 @@ export interface operations {
             /** @enum {string} */
             status: 'approved' | 'rejected';
             decided_by: string;
-            /** @description The grant this decision made (issue 22.2); null when it made none */
-            grant: {
+            /** @description Present when this decision made a grant: the grant */
+            grant?: {
               id: string;
               /** @description The agent whose calls it lets through */
               agent_id: string;
@@ -2544,7 +2544,7 @@ export interface operations {
               /** Format: date-time */
               revoked_at: string | null;
               revoked_by: string | null;
-            } | null;
+            };
           };
         };
       };
@@ -2693,8 +2693,8 @@ export interface operations {
             /** @enum {string} */
             status: 'approved' | 'rejected';
             decided_by: string;
-            /** @description The grant this decision made (issue 22.2); null when it made none */
-            grant: {
+            /** @description Present when this decision made a grant: the grant */
+            grant?: {
               id: string;
               /** @description The agent whose calls it lets through */
               agent_id: string;
@@ -2722,7 +2722,7 @@ export interface operations {
               /** Format: date-time */
               revoked_at: string | null;
               revoked_by: string | null;
-            } | null;
+            };
           };
         };
       };

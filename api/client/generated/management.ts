@@ -620,8 +620,8 @@ export interface components {
         decision: 'allow' | 'ask' | 'deny';
         rule: string;
       };
-      /** @description The grant this decision made (issue 22.2); null when it made none */
-      grant: {
+      /** @description Present when this decision made a grant: the grant */
+      grant?: {
         id: string;
         /** @description The agent whose calls it lets through */
         agent_id: string;
@@ -649,7 +649,7 @@ export interface components {
         /** Format: date-time */
         revoked_at: string | null;
         revoked_by: string | null;
-      } | null;
+      };
     };
     decide_approval_input: {
       /** @enum {string} */
