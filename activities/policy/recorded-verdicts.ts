@@ -28,7 +28,7 @@ export interface Sides {
 
 /** The budget of one batch: a condition's own (conditions.ts). */
 const BATCH_BUDGET_MS = 100;
-const FIRST_BATCH = 250;
+const FIRST_BATCH = 64;
 const SMALLEST_BATCH = 10;
 
 type Judging = (rule: PolicyRule & { when: string }) => ConditionOutcome;

@@ -5,13 +5,14 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { runScenarios, type Results, type Settings, type Throughput } from './scenarios.js';
+import { simulationScenario, type SimulationResult } from './simulation.js';
 import { startBenchStack } from './stack.js';
 import { summarizeProfiles } from './profile-summary.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const resultsDir = path.join(repoRoot, 'infra', 'bench', 'results');
 
-const MODES: Record<'quick' | 'full', Settings> = {
+const MODES: Record<'quick' | 'full', Settings & { simulationRuns: number }> = {
   quick: {
     warmup: 50,
     latencyRequests: 300,
@@ -20,6 +21,7 @@ const MODES: Record<'quick' | 'full', Settings> = {
     concurrencies: [1, 8, 32, 128],
     comparedConcurrencies: [8, 32],
     stormSize: 200,
+    simulationRuns: 5,
   },
   full: {
     warmup: 200,
@@ -29,6 +31,7 @@ const MODES: Record<'quick' | 'full', Settings> = {
     concurrencies: [1, 8, 32, 128],
     comparedConcurrencies: [8, 32],
     stormSize: 200,
+    simulationRuns: 20,
   },
 };
 
@@ -173,7 +176,21 @@ function floorRatios(results: Results) {
  * `npm run bench [-- --quick] [-- --scale-out]`: what a call through Gatehouse costs next to
  * the engine's own floor and to calling the app directly, measured on one machine in one run.
  */
+/** The policy simulation alone (`--only simulate`): issue 22.3's 10,000 calls in seconds. */
+function simulationLine(simulation: SimulationResult): string {
+  return (
+    `policy simulation of ${String(simulation.calls)} calls: p50 ${String(simulation.p50)} ms, ` +
+    `max ${String(simulation.max)} ms over ${String(simulation.requests)} runs ` +
+    `(${String(simulation.errors)} errors), ${String(simulation.callsPerSecond)} calls/s; ` +
+    `${String(simulation.changes)} changed, ${String(simulation.cannotJudge)} cannot judge\n`
+  );
+}
+
 async function main(): Promise<void> {
+  const only = process.argv.includes('--only')
+    ? process.argv[process.argv.indexOf('--only') + 1]
+    : undefined;
+  if (only !== undefined && only !== 'simulate') throw new Error('--only takes: simulate');
   const mode = process.argv.includes('--quick') ? 'quick' : 'full';
   const scaleOut = process.argv.includes('--scale-out');
   const settings = MODES[mode];
@@ -193,8 +210,15 @@ async function main(): Promise<void> {
     ...(profileDir ? { profileDir } : {}),
   });
   let results: Results;
+  let simulation: SimulationResult;
   try {
+    if (only === 'simulate') {
+      simulation = await simulationScenario(stack, settings.simulationRuns, log);
+      process.stdout.write(`\n${simulationLine(simulation)}`);
+      return;
+    }
     results = await runScenarios(stack, settings, log);
+    simulation = await simulationScenario(stack, settings.simulationRuns, log);
   } finally {
     await stack.stop();
   }
@@ -222,6 +246,7 @@ async function main(): Promise<void> {
     },
     floor: floorRatios(results),
     results,
+    simulation,
   };
   await mkdir(resultsDir, { recursive: true });
   const file = path.join(resultsDir, `${report.time.replace(/[:.]/g, '-')}.json`);
@@ -233,6 +258,7 @@ async function main(): Promise<void> {
       `${goal.met ? 'met    ' : 'not met'}  ${goal.goal}: ${String(goal.value)}\n`,
     );
   }
+  process.stdout.write(simulationLine(simulation));
   process.stdout.write(
     `refresh storm p99 ${String(results.refreshStorm.p99)} ms, ${String(results.refreshStorm.errors)} errors\n\n`,
   );
