@@ -9,6 +9,7 @@ import { serveReadActivity } from './calls/serve-read.js';
 import { connectionRecordActivities } from './connections/records.js';
 import { checkDatabaseActivity } from './health/check-database.js';
 import { mcpAuthActivities } from './mcp-auth/activities.js';
+import { nexusActivities } from './nexus/nexus-activities.js';
 import { exchangeCodeActivity } from './oauth/exchange-code.js';
 import { refreshTokensActivity } from './oauth/refresh-tokens.js';
 import { revokeAtProviderActivity } from './oauth/revoke-at-provider.js';
@@ -49,6 +50,7 @@ export function createActivities(deps: ActivityDeps) {
     ...callRecordActivities(deps),
     ...webhookActivities(deps),
     startApprovalDelivery: startApprovalDeliveryActivity(deps),
+    ...nexusActivities(deps),
   };
 }
 

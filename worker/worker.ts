@@ -8,6 +8,7 @@ import type { Logger } from '../infra/logger.js';
 import { encryptedDataConverter } from '../infra/temporal/payload-codec.js';
 import { refreshTaskQueue } from '../workflows/connection-types.js';
 import { bundleWorkflows } from './bundle.js';
+import { gatehouseServiceHandler } from './nexus/gatehouse-handler.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -67,6 +68,9 @@ export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
       maxConcurrentWorkflowTaskExecutions: 200,
       maxConcurrentLocalActivityExecutions: 200,
       maxConcurrentActivityTaskExecutions: 200,
+      // The `gatehouse` Nexus service (issue 23.3), beside the workflows it starts: a Nexus
+      // endpoint targets this namespace and task queue.
+      nexusServices: [gatehouseServiceHandler({ sql: deps.sql })],
     }),
     Worker.create({ ...common, taskQueue: refreshTaskQueue(config.temporal.taskQueue) }),
   ]);

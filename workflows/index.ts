@@ -7,3 +7,4 @@ export { revokeConnection, deleteConnectedUser } from './revoke.js';
 export { governedCall } from './call.js';
 export { approvalDecidedWebhook, approvalRequestedWebhook } from './webhook.js';
 export { engineFloor } from './engine-floor.js';
+export { nexusRunAction } from './nexus/run-action.js';

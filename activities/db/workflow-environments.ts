@@ -9,8 +9,9 @@ type Owner =
 
 /**
  * `call/<environment>/…` names its environment (ids before issue 15 had no action, same
- * prefix); `refresh/` and `revoke/<connection id>`, `delete-user/<user id>`,
- * `connect/<attempt id>` and `webhook/<kind>/<approval id>` name a record that belongs to one.
+ * prefix), and so does `nexus/<environment>/<operation request id>` (issue 23.3); `refresh/`
+ * and `revoke/<connection id>`, `delete-user/<user id>`, `connect/<attempt id>` and
+ * `webhook/<kind>/<approval id>` name a record that belongs to one.
  * Anything else (health checks, the benchmark's floor, workflows started by hand) names none.
  */
 function ownerOf(workflowId: string): Owner | null {
@@ -19,6 +20,7 @@ function ownerOf(workflowId: string): Owner | null {
   const id = (value: string | undefined) => (value && UUID.test(value) ? value : null);
   switch (prefix) {
     case 'call':
+    case 'nexus':
       return parts.length >= 3 && first ? { kind: 'environment', name: first } : null;
     case 'refresh':
     case 'revoke': {

@@ -1,14 +1,18 @@
-import type { Request, RequestHandler } from 'express';
-import { findCallerByKey } from '../../activities/db/api-keys.js';
+import type { RequestHandler } from 'express';
+import { findCallerByKey, type Caller } from '../../activities/db/api-keys.js';
 import type { Sql } from '../../infra/database/client.js';
 import { InvalidApiKeyError } from '../errors.js';
 
 const KEY_SHAPE = /^gk_[a-z][a-z0-9-]{0,39}_[A-Za-z0-9_-]{32}$/;
 
-/** Reads the key from either scheme: `Authorization: Bearer` (bearerKey) or `X-API-Key` (apiKey). */
-function presentedKey(req: Request): string {
-  const authorization = req.get('authorization');
-  const headerKey = req.get('x-api-key');
+/**
+ * Reads the key from either scheme: `Authorization: Bearer` (bearerKey) or `X-API-Key` (apiKey).
+ * Shared with the Nexus handler, whose operation headers carry the key the same way.
+ */
+export function presentedKey(
+  authorization: string | undefined,
+  headerKey: string | undefined,
+): string {
   let bearer: string | undefined;
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -26,6 +30,13 @@ function presentedKey(req: Request): string {
   return key;
 }
 
+/** The live key's caller; a malformed, unknown or revoked key is InvalidApiKeyError alike. */
+export async function recognisedCaller(sql: Sql, key: string): Promise<Caller> {
+  const caller = KEY_SHAPE.test(key) ? await findCallerByKey(sql, key) : null;
+  if (!caller) throw new InvalidApiKeyError();
+  return caller;
+}
+
 /**
  * Recognises the caller. A key belongs to one environment; a caller may also name the
  * environment it means to reach (`Gatehouse-Environment`), and a key of another environment is
@@ -33,9 +44,10 @@ function presentedKey(req: Request): string {
  */
 export function authenticate(sql: Sql): RequestHandler {
   return async (req, res, next) => {
-    const key = presentedKey(req);
-    const caller = KEY_SHAPE.test(key) ? await findCallerByKey(sql, key) : null;
-    if (!caller) throw new InvalidApiKeyError();
+    const caller = await recognisedCaller(
+      sql,
+      presentedKey(req.get('authorization'), req.get('x-api-key')),
+    );
     const environment = req.get('gatehouse-environment');
     if (environment !== undefined && environment !== caller.environmentName) {
       throw new InvalidApiKeyError(`This key does not belong to the environment "${environment}".`);

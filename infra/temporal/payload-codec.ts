@@ -13,6 +13,7 @@ import type {
   PayloadCodec,
   SerializationContext,
 } from '@temporalio/common';
+import { isNexusWorkflowId } from '../../workflows/nexus/run-action-types.js';
 import type { Keyring } from '../encryption.js';
 
 /**
@@ -114,6 +115,55 @@ export function isOperatorLabel(payload: Payload): boolean {
   return summary
     ? typeof value === 'string' && CALL_SUMMARY.test(value)
     : isWorkflowMetadata(value);
+}
+
+/** `{ok, data}` with an optional `upstream_status`: an action's answer, as REST gives it. */
+function isActionResult(value: Record<string, unknown>): boolean {
+  const keys = Object.keys(value).sort();
+  const base = keys[0] === 'data' && keys[1] === 'ok' && typeof value.ok === 'boolean';
+  if (keys.length === 2) return base;
+  return (
+    base &&
+    keys.length === 3 &&
+    keys[2] === 'upstream_status' &&
+    typeof value.upstream_status === 'number'
+  );
+}
+
+/** `{error: {code, message, …}}`: the REST error envelope. */
+function isErrorEnvelope(value: Record<string, unknown>): boolean {
+  const keys = Object.keys(value);
+  const error = value.error;
+  if (keys.length !== 1 || typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as Record<string, unknown>;
+  return typeof code === 'string' && typeof message === 'string';
+}
+
+/**
+ * What a Nexus caller receives (issue 23.3): the result, or the failure's details, of the
+ * workflow behind a `gatehouse.runAction` operation. Temporal hands the caller's namespace these
+ * payloads as they are stored, and the caller cannot open Gatehouse's seal, so they stay clear:
+ * only in that workflow's own payloads (the context says whose), and only in the two shapes a
+ * REST caller reads in its HTTP body. The operation's input, and every activity payload, are
+ * sealed as everywhere else.
+ */
+export function isNexusAnswer(
+  payload: Payload,
+  context: SerializationContext | undefined,
+): boolean {
+  if (context?.type !== 'workflow' || !isNexusWorkflowId(context.workflowId)) return false;
+  if (metadataText(payload, 'encoding') !== 'json/plain' || !payload.data) return false;
+  const data = Buffer.from(payload.data);
+  if (data[0] !== 0x7b) return false;
+  let value: unknown;
+  try {
+    value = JSON.parse(textDecoder.decode(data));
+  } catch {
+    return false;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const record = value as Record<string, unknown>;
+  return isActionResult(record) || isErrorEnvelope(record);
 }
 
 function derive(ringKey: Buffer, salt: Buffer): { key: Buffer; iv: Buffer } {
@@ -323,7 +373,7 @@ export class PayloadEncryptionCodec implements PayloadCodec {
   async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     const workflowId = context?.workflowId ?? null;
     return payloads.map((payload) =>
-      isEncrypted(payload) || isOperatorLabel(payload)
+      isEncrypted(payload) || isOperatorLabel(payload) || isNexusAnswer(payload, context)
         ? payload
         : sealPayload(this.keyring, payload, workflowId),
     );
