@@ -4,7 +4,6 @@
  * passes on whose it is (the key's id), which the activities check again against Postgres.
  */
 import type { ErrorCode } from '../error-codes.js';
-import type { ApprovalStatus } from '../call-types.js';
 import type { RunActionInput, RunActionResult } from './gatehouse-service.js';
 
 /** The workflow type behind `gatehouse.runAction`. */
@@ -56,8 +55,6 @@ export type NexusCallOutcome =
   | { kind: 'failed'; failure: NexusErrorEnvelope }
   | { kind: 'held'; approvalId: string; expiresAt: string };
 
-/** Where the approval stands when the wait for it ends. */
-export type NexusWaitOutcome = ApprovalStatus;
 
 /** `nexus/<environment>/<operation request id>`: names the environment, for the codec endpoint. */
 export function nexusWorkflowId(environmentName: string, operationRequestId: string): string {
