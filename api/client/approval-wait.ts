@@ -1,4 +1,5 @@
-import { ApprovalRequiredError, type ApprovalStatus } from './errors.js';
+import { ApprovalRequiredError } from './error-classes.js';
+import type { ApprovalStatus } from './gatehouse-error.js';
 import { backoffMs, sleep } from './transport.js';
 
 /** What reading an approval told: its status, and whether the server waited as asked. */

@@ -1,6 +1,6 @@
 import { sendUntilDecided, waitApplied, type ApprovalRead } from './approval-wait.js';
 import { durationMs, type Duration } from './duration.js';
-import { GatehouseError, type ApprovalStatus } from './errors.js';
+import { GatehouseError, type ApprovalStatus } from './gatehouse-error.js';
 import type { components, paths as ConnectedUserPaths } from './generated/connected-users.js';
 import type { paths as ManagementPaths } from './generated/management.js';
 import { createTransport, type Transport } from './transport.js';

@@ -13,7 +13,16 @@ export type {
 } from './gatehouse.js';
 export type { Duration } from './duration.js';
 export type { Operation, TypedClient } from './typed-client.js';
-export * from './errors.js';
+export * from './error-classes.js';
+export {
+  GatehouseError,
+  UnexpectedResponseError,
+  type AnsweredWith,
+  type ApprovalStatus,
+  type ErrorBody,
+  type ErrorCode,
+  type HeldApproval,
+} from './gatehouse-error.js';
 export {
   verifyWebhook,
   WebhookVerificationError,

@@ -1,4 +1,5 @@
-import { errorBodyOf, errorFrom, UnexpectedResponseError, type GatehouseError } from './errors.js';
+import { errorBodyOf, errorFrom } from './errors.js';
+import { UnexpectedResponseError, type GatehouseError } from './gatehouse-error.js';
 
 export interface TransportOptions {
   apiKey: string;

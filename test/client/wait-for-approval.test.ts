@@ -7,24 +7,28 @@ import { startCallStack, type CallStack } from '../support/call-stack.js';
 
 let stack: CallStack;
 
-/** What the client sent: each request's method, path and Idempotency-Key. */
+/** What the client sent: each request's method, path and Idempotency-Key, and the answer's status. */
 interface Sent {
   method: string;
   path: string;
   key: string | null;
+  /** Whether the server honoured `Prefer: wait` (issue 23.1). */
+  waited: boolean;
 }
 
 function recordingClient(sent: Sent[]): Gatehouse {
   return new Gatehouse({
     baseUrl: stack.api.url,
     apiKey: stack.key.key,
-    fetch: (request) => {
+    fetch: async (request) => {
+      const response = await fetch(request);
       sent.push({
         method: request.method,
         path: new URL(request.url).pathname,
         key: request.headers.get('idempotency-key'),
+        waited: response.headers.has('preference-applied'),
       });
-      return fetch(request);
+      return response;
     },
   });
 }
@@ -86,10 +90,11 @@ describe('run with waitForApproval', () => {
 
     const runs = sent.filter((each) => each.path === '/v1/actions/acme.create_task/run');
     expect(new Set(runs.map((each) => each.key)).size).toBe(1);
-    // No hammering: the call is sent when held and again once decided; in between the client
-    // waits on the approval.
+    // No hammering: the call is sent when held and again once decided. In between, the server
+    // waited on the call itself (Prefer: wait honoured), or else the client on the approval.
     expect(runs.length).toBeLessThanOrEqual(3);
-    expect(sent.some((each) => each.path === `/v1/approvals/${approvalId}`)).toBe(true);
+    const readApproval = sent.some((each) => each.path === `/v1/approvals/${approvalId}`);
+    expect(runs.some((each) => each.waited) || readApproval).toBe(true);
 
     // A retry of the same logical call (its key) replays the result: no second task.
     const [key] = runs.map((each) => each.key);
