@@ -77,6 +77,8 @@ const schema = z.object({
   /** How long a request waits for Temporal to take its call or decision; one not taken by then
    * is refused by the workflow, never applied later (issue 11). */
   REQUEST_DEADLINE_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
+  /** The longest `Prefer: wait` honoured on a held call or an approval (issue 23.1); 0: none. */
+  PREFER_WAIT_MAX_SECONDS: z.coerce.number().int().min(0).max(600).default(60),
 
   API_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port.default(3000),
@@ -165,10 +167,16 @@ export interface RequestLimits {
   /** How long a taken call may still take to answer: the app's time, with a refresh and one
    * retry after a 401 (twice UPSTREAM_TIMEOUT_MS), plus the bookkeeping around it. */
   callAnswerMs: number;
+  /** PREFER_WAIT_MAX_SECONDS: the longest wait for a decision a caller may ask for. */
+  maxWaitSeconds: number;
 }
 
-export function requestLimits(deadlineMs: number, upstreamTimeoutMs: number): RequestLimits {
-  return { deadlineMs, callAnswerMs: 2 * upstreamTimeoutMs + 30_000 };
+export function requestLimits(
+  deadlineMs: number,
+  upstreamTimeoutMs: number,
+  maxWaitSeconds: number = schema.shape.PREFER_WAIT_MAX_SECONDS.parse(undefined),
+): RequestLimits {
+  return { deadlineMs, callAnswerMs: 2 * upstreamTimeoutMs + 30_000, maxWaitSeconds };
 }
 
 /** What applies where a process builds its clients without the configuration at hand. */
@@ -257,7 +265,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         idleInTransactionTimeoutMs: c.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
       },
     },
-    requests: requestLimits(c.REQUEST_DEADLINE_MS, c.UPSTREAM_TIMEOUT_MS),
+    requests: requestLimits(
+      c.REQUEST_DEADLINE_MS,
+      c.UPSTREAM_TIMEOUT_MS,
+      c.PREFER_WAIT_MAX_SECONDS,
+    ),
     temporal: {
       address: c.TEMPORAL_ADDRESS,
       namespace: c.TEMPORAL_NAMESPACE,

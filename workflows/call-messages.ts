@@ -4,6 +4,7 @@
  */
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
+  ApprovalStatus,
   ApprovalView,
   CallAnswer,
   CallRequest,
@@ -15,6 +16,16 @@ import type {
 export const callUpdate = defineUpdate<CallAnswer, [CallTicket]>('call');
 /** Approve or reject the held call; answers once the decision is recorded. */
 export const decideUpdate = defineUpdate<ApprovalView, [DecisionInput]>('decide');
+/**
+ * Issue 23.1 (`Prefer: wait`): waits, for at most `waitMs` of the workflow's clock, until the
+ * held approval is decided or ends; answers its status then (`pending` when the wait ran out,
+ * `ended` when this workflow no longer holds it). The API sends one per held call and process,
+ * whatever the number of callers waiting, so waits never crowd the workflow's Update slots.
+ */
+export const awaitDecisionUpdate = defineUpdate<
+  ApprovalStatus | 'ended',
+  [{ approvalId: string; waitMs: number; deadline?: number }]
+>('awaitDecision');
 /** The user was deleted: their pending approvals end (DESIGN.md §5). */
 export const cancelSignal = defineSignal<[string]>('cancel');
 

@@ -50,6 +50,7 @@ import {
   DECIDER_REFUSED,
   GRANT_REFUSED,
   PAST_DEADLINE,
+  awaitDecisionUpdate,
   callUpdate,
   cancelSignal,
   decideUpdate,
@@ -70,6 +71,9 @@ import { searchAttributes } from './search-attributes.js';
 import type { Settled } from './upstream-answer.js';
 import { settleFailure, settleOutcome } from './upstream-settlement.js';
 import { approvalDecidedWebhook, approvalRequestedWebhook } from './webhook.js';
+
+/** The longest one awaitDecision Update waits, whatever it asks: an API asks again for longer. */
+const MAX_WAIT_MS = 10 * 60 * 1000;
 
 const records = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -369,6 +373,28 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
             GRANT_REFUSED,
           );
         }
+      },
+    },
+  );
+
+  // Issue 23.1: callers who prefer to wait for the decision wait here, on the workflow's clock,
+  // so an API process that restarts loses nothing: its callers send again and wait again.
+  setHandler(
+    awaitDecisionUpdate,
+    async ({ approvalId, waitMs }) => {
+      const holds = () => held.approval?.id === approvalId;
+      const undecided = () =>
+        holds() && phase === 'held' && held.decision === null && !held.cancelled;
+      if (undecided())
+        await condition(() => !undecided(), Math.max(1, Math.min(waitMs, MAX_WAIT_MS)));
+      if (!holds() || phase === 'ended') return 'ended';
+      return held.decision ?? (held.approval as ApprovalView).status;
+    },
+    {
+      validator: ({ deadline }: { deadline?: number }) => {
+        refuseLate(deadline);
+        if (phase === 'ended')
+          throw ApplicationFailure.nonRetryable('this call has ended', CALL_ENDED);
       },
     },
   );

@@ -6,6 +6,7 @@ import type { Sql } from '../../infra/database/client.js';
 import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
 import { connectionExpiredError, reconnectLinkFor } from '../connect/links.js';
 import { ApiError } from '../errors.js';
+import { applyWaitPreference, honouredWaitSeconds } from '../http/prefer.js';
 import type { CallWorkflows, GivenAnswer } from '../temporal/call-workflows.js';
 
 /**
@@ -74,6 +75,17 @@ export async function runCall(
   call: CallRequest,
   deps: { sql: Sql; config: Config },
 ): Promise<void> {
-  const answer = await answerCall(calls, call, res.locals.traceId);
+  // Issue 23.1: `Prefer: wait=<s>` makes a held call answer once decided (or at the deadline).
+  const waitSeconds = honouredWaitSeconds(res.req, deps.config.requests.maxWaitSeconds);
+  applyWaitPreference(res, waitSeconds);
+  const traceId = res.locals.traceId;
+  const answer =
+    waitSeconds === null
+      ? await answerCall(calls, call, traceId)
+      : await calls.waiting.run(
+          call,
+          () => ({ requestId: uuidv7(), traceId }),
+          Date.now() + waitSeconds * 1000,
+        );
   await sendCallAnswer(res, answer, { ...deps, environmentId: call.environmentId });
 }

@@ -1,3 +1,4 @@
+import { applyWaitPreference, honouredWaitSeconds } from '../http/prefer.js';
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { policiesInForce, withPolicyInForce } from '../../activities/approvals/policy-in-force.js';
@@ -341,7 +342,17 @@ export function approvalRoutes(deps: ApiDeps): Router {
     const { id } = business
       ? { id: parse(managementParam, { approvalId: req.params.id }, 'path').approvalId }
       : parse(approvalParam, req.params, 'path');
-    const approval = await loadApproval(deps.sql, caller.environmentId, id);
+    let approval = await loadApproval(deps.sql, caller.environmentId, id);
+    // Issue 23.1: `Prefer: wait=<s>` answers once a pending approval is decided, or at the end.
+    const waitSeconds = honouredWaitSeconds(req, deps.config.requests.maxWaitSeconds);
+    applyWaitPreference(res, waitSeconds);
+    if (waitSeconds !== null && approval.status === 'pending') {
+      const waitMs = Math.min(waitSeconds * 1000, approval.expiresAt.getTime() - Date.now());
+      if (waitMs > 0) {
+        await calls.awaitDecision(approval.workflowId, approval.id, waitMs);
+        approval = await loadApproval(deps.sql, caller.environmentId, id);
+      }
+    }
     const view = await withPolicyInForce(deps.sql, approval, presentApproval(approval));
     res.json(business ? { data: view } : view);
   });

@@ -29,6 +29,7 @@ import { answerHeld } from '../../workflows/call-answers.js';
 import {
   APPROVAL_NOT_PENDING,
   CALL_ENDED,
+  awaitDecisionUpdate,
   CALL_WORKFLOW,
   DECIDER_REFUSED,
   GRANT_REFUSED,
@@ -38,6 +39,7 @@ import {
   decideUpdate,
 } from '../../workflows/call-messages.js';
 import type {
+  ApprovalStatus,
   ApprovalView,
   CallAnswer,
   CallRequest,
@@ -45,6 +47,7 @@ import type {
   DecisionInput,
 } from '../../workflows/call-types.js';
 import { searchAttributes } from '../../workflows/search-attributes.js';
+import { WaitingCalls } from './waiting-calls.js';
 import {
   ApiError,
   ConflictError,
@@ -168,13 +171,18 @@ async function sendUpdate<T>(
 export type GivenAnswer = CallAnswer & { replayed?: true };
 
 export class CallWorkflows {
+  /** Calls whose callers prefer to wait for a held call's decision (issue 23.1). */
+  readonly waiting: WaitingCalls;
+
   constructor(
     private readonly client: Client,
     private readonly sql: Sql,
     private readonly keyring: Keyring,
     private readonly taskQueue: string,
     private readonly limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
-  ) {}
+  ) {
+    this.waiting = new WaitingCalls(this, sql, limits.maxWaitSeconds * 1000);
+  }
 
   private bounds(answerMs: number): Bounds {
     const deadline = Date.now() + this.limits.deadlineMs;
@@ -309,6 +317,38 @@ export class CallWorkflows {
               'it and gets its answer instead of running it twice.',
             { call_state: 'pending' },
           );
+    }
+  }
+
+  /**
+   * Waits in the workflow holding the approval until it is decided or `waitMs` pass (issue 23.1).
+   * `unknown` when Temporal did not answer in time: the caller gets the held answer it had.
+   */
+  async awaitDecision(
+    workflowId: string,
+    approvalId: string,
+    waitMs: number,
+  ): Promise<ApprovalStatus | 'ended' | 'unknown'> {
+    const bounds = this.bounds(waitMs);
+    const handle = this.client.workflow.getHandle(workflowId);
+    try {
+      return await sendUpdate(
+        this.client,
+        () =>
+          handle.startUpdate(awaitDecisionUpdate, {
+            args: [{ approvalId, waitMs, deadline: bounds.deadline }],
+            updateId: randomUUID(),
+            waitForStage: WorkflowUpdateStage.ACCEPTED,
+          }),
+        bounds,
+        (error) => failureType(error) === UNPROCESSED_UPDATE,
+      );
+    } catch (error) {
+      if (failureType(error) === CALL_ENDED || error instanceof WorkflowNotFoundError) {
+        return 'ended';
+      }
+      if (error instanceof Unanswered || isTemporalUnavailable(error)) return 'unknown';
+      throw error;
     }
   }
 

@@ -1,0 +1,33 @@
+import type { Request, Response } from 'express';
+
+/**
+ * RFC 7240 `Prefer: wait=<seconds>` (issue 23.1): how long a caller is willing to wait for a held
+ * call's decision, or for an approval to be decided. A preference is a hint: one that does not
+ * parse is ignored, as the RFC asks, never refused. Several `Prefer` headers, or several
+ * preferences in one, are read alike; the first `wait` counts.
+ */
+export function preferredWaitSeconds(req: Request): number | null {
+  const header = req.headers.prefer;
+  if (header === undefined) return null;
+  const values = Array.isArray(header) ? header : [header];
+  for (const preference of values.flatMap((value) => value.split(','))) {
+    // Parameters after `;` belong to the preference; `wait` takes none.
+    const [token = ''] = preference.split(';');
+    const match = /^\s*wait\s*=\s*"?(\d{1,9})"?\s*$/i.exec(token);
+    if (match?.[1] !== undefined) return Number(match[1]);
+  }
+  return null;
+}
+
+/** The wait honoured: the caller's, at most `maxSeconds`; null when none was asked or allowed. */
+export function honouredWaitSeconds(req: Request, maxSeconds: number): number | null {
+  const asked = preferredWaitSeconds(req);
+  if (asked === null || asked === 0 || maxSeconds <= 0) return null;
+  return Math.min(asked, maxSeconds);
+}
+
+/** Says which wait was honoured (RFC 7240 §3), and that the answer depends on `Prefer`. */
+export function applyWaitPreference(res: Response, seconds: number | null): void {
+  res.vary('Prefer');
+  if (seconds !== null) res.setHeader('Preference-Applied', `wait=${String(seconds)}`);
+}

@@ -1,0 +1,110 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { recordJoinedAudit } from '../../activities/calls/joined-audit.js';
+import { findApproval } from '../../activities/db/approvals.js';
+import type { Sql } from '../../infra/database/client.js';
+import type { CallRequest, CallTicket } from '../../workflows/call-types.js';
+import type { CallWorkflows, GivenAnswer } from './call-workflows.js';
+
+/** The approval a held answer names, or null when the answer is not `approval_required`. */
+function heldApprovalId(answer: GivenAnswer): string | null {
+  if (answer.kind !== 'error' || answer.code !== 'approval_required') return null;
+  const approval = answer.extra.approval as { id?: unknown } | undefined;
+  return typeof approval?.id === 'string' ? approval.id : null;
+}
+
+/** What the callers waiting on one approval in this process share: one wait, then one run. */
+interface SharedWait {
+  /** True once the approval is decided; false when the wait ended without a decision. */
+  decided: Promise<boolean>;
+  /** The retry after the decision, sent by the first caller still waiting then. */
+  run?: Promise<{ answer: GivenAnswer; requestId: string }>;
+}
+
+/**
+ * `Prefer: wait` on governed calls (issue 23.1). A held call's callers wait in the call workflow
+ * (the `awaitDecision` Update, on the workflow's clock) and, once it is decided, the call is
+ * sent again as an identical retry would be: it runs once, in the workflow that held it. However
+ * many callers wait on one approval, this process sends one awaitDecision and one retry: Temporal
+ * admits ten Updates at a time per workflow, and the decision itself needs one. The retry goes
+ * out for a caller still waiting, never for one already answered, so nothing is sent behind a
+ * caller's back; the others get its answer, each audited as having waited with that request.
+ */
+export class WaitingCalls {
+  private readonly shared = new Map<string, SharedWait>();
+
+  constructor(
+    private readonly calls: CallWorkflows,
+    private readonly sql: Sql,
+    /** The longest wait one awaitDecision asks for: the most a caller may prefer. */
+    private readonly maxWaitMs: number,
+  ) {}
+
+  /**
+   * Runs the call and, while it is held, waits for the decision until `untilMs` (epoch ms);
+   * answers the run after the decision, or the held answer when the wait ends first.
+   */
+  async run(call: CallRequest, ticket: () => CallTicket, untilMs: number): Promise<GivenAnswer> {
+    let answer = await this.calls.run(call, ticket());
+    for (;;) {
+      const approvalId = heldApprovalId(answer);
+      if (approvalId === null || Date.now() >= untilMs) return answer;
+      const next = await this.afterDecision(call, approvalId, ticket(), untilMs);
+      // The wait ended, the approval is gone, or Temporal did not answer: the held answer stands.
+      if (next === null) return answer;
+      answer = next;
+    }
+  }
+
+  /** Joins (or starts) this process's wait on the approval; null when it ends undecided. */
+  private async afterDecision(
+    call: CallRequest,
+    approvalId: string,
+    ticket: CallTicket,
+    untilMs: number,
+  ): Promise<GivenAnswer | null> {
+    let wait = this.shared.get(approvalId);
+    if (!wait) {
+      const decided = this.awaitDecision(call, approvalId);
+      wait = { decided };
+      this.shared.set(approvalId, wait);
+      // Callers arriving after the decision retry as any caller would.
+      void decided.finally(() => this.shared.delete(approvalId));
+    }
+    const timer = new AbortController();
+    let decided: boolean;
+    try {
+      decided = await Promise.race([
+        wait.decided,
+        sleep(Math.max(0, untilMs - Date.now()), false, { signal: timer.signal }),
+      ]);
+    } finally {
+      timer.abort();
+    }
+    if (!decided) return null;
+    wait.run ??= this.calls
+      .run(call, ticket)
+      .then((answer) => ({ answer, requestId: ticket.requestId }));
+    const outcome = await wait.run;
+    if (outcome.requestId !== ticket.requestId) {
+      await recordJoinedAudit(this.sql, ticket, outcome.requestId);
+    }
+    return outcome.answer;
+  }
+
+  /** This process's one wait in the workflow holding the approval. Never rejects. */
+  private async awaitDecision(call: CallRequest, approvalId: string): Promise<boolean> {
+    try {
+      const approval = await findApproval(this.sql, call.environmentId, approvalId);
+      if (!approval) return false;
+      const status = await this.calls.awaitDecision(
+        approval.workflowId,
+        approvalId,
+        this.maxWaitMs,
+      );
+      return status === 'approved' || status === 'rejected';
+    } catch {
+      // Postgres or Temporal failing: the held answer stands, as when the wait runs out.
+      return false;
+    }
+  }
+}
