@@ -2,6 +2,8 @@ import type { Db } from '../../infra/database/client.js';
 import type { ApprovalView } from '../../workflows/call-types.js';
 import type { Decision } from '../../workflows/policy.js';
 import { policyVerdict } from '../calls/policy-verdict.js';
+import { conditionJudge } from '../policy/conditions.js';
+import { recordedContext, recordedSubject, type RecordedCall } from '../policy/recorded-calls.js';
 import type { Approval } from '../db/approvals.js';
 import { listPolicies } from '../db/policies.js';
 
@@ -22,7 +24,7 @@ export interface PolicyInForce {
 /** An approval as approvers and webhook consumers get it. */
 export type PresentedApproval = ApprovalView & { policy_in_force: PolicyInForce };
 
-type Subject = Pick<Approval, 'agentId' | 'action' | 'scope'>;
+type Subject = Pick<Approval, 'id' | 'agentId' | 'action' | 'scope' | 'userExternalId' | 'request'>;
 
 /**
  * The verdicts of an environment's policies as they are now, for any number of approvals of it:
@@ -34,14 +36,26 @@ export async function policiesInForce(
 ): Promise<(approval: Subject) => PolicyInForce> {
   const policies = await listPolicies(sql, environmentId);
   return (approval) => {
-    const dot = approval.action.indexOf('.');
-    const app = approval.action.slice(0, dot);
-    const name = approval.action.slice(dot + 1);
-    const verdict = policyVerdict(policies, approval.agentId, {
-      app,
+    // Rule conditions (issue 22) are judged on the held call as the approval shows it, now: the
+    // call is judged again when it runs, on itself; shown headers may be masked, so a condition
+    // about headers is left unjudged here.
+    const held: RecordedCall = {
+      id: approval.id,
+      time: new Date(),
+      action: approval.action,
       scope: approval.scope,
-      action: name === 'proxy' ? null : approval.action,
-    });
+      agentId: approval.agentId,
+      via: typeof approval.request.via === 'string' ? approval.request.via : 'api',
+      userExternalId: approval.userExternalId,
+      approvalId: approval.id,
+      request: approval.request,
+    };
+    const verdict = policyVerdict(
+      policies,
+      approval.agentId,
+      recordedSubject(held),
+      conditionJudge(recordedContext(held)),
+    );
     return {
       id: verdict.policyId,
       version: verdict.policyVersion,

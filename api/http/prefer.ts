@@ -31,3 +31,16 @@ export function applyWaitPreference(res: Response, seconds: number | null): void
   res.vary('Prefer');
   if (seconds !== null) res.setHeader('Preference-Applied', `wait=${String(seconds)}`);
 }
+
+/**
+ * A `Prefer` header as the proxy passes it to the app: `wait` is Gatehouse's (it also must not
+ * change the call's identity between a caller's retries); any other preference is the app's,
+ * e.g. PostgREST's `return=representation`. Null when nothing is left.
+ */
+export function preferForApp(value: string): string | null {
+  const kept = value
+    .split(',')
+    .map((preference) => preference.trim())
+    .filter((preference) => preference !== '' && !/^wait\s*(=|;|$)/i.test(preference));
+  return kept.length === 0 ? null : kept.join(', ');
+}

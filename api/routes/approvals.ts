@@ -393,7 +393,14 @@ export function approvalRoutes(deps: ApiDeps): Router {
         grant,
       );
       const inForce = await policiesInForce(deps.sql, callerOf(res).environmentId);
-      const subject = { agentId: decided.agent_id, action: decided.action, scope: decided.scope };
+      const subject = {
+        id: decided.id,
+        agentId: decided.agent_id,
+        action: decided.action,
+        scope: decided.scope,
+        userExternalId: decided.user,
+        request: decided.request,
+      };
       res.json({
         data: { ...decided, policy_in_force: inForce(subject) },
       });

@@ -1,3 +1,4 @@
+import { preferForApp } from '../http/prefer.js';
 import express, { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { CallRequest } from '../../workflows/call-types.js';
@@ -93,7 +94,13 @@ function forwardedHeaders(req: Request): Record<string, string> {
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || NOT_FORWARDED.has(name) || hopByHop.has(name)) continue;
     if (name.startsWith('gatehouse-') || name.startsWith('x-forwarded-')) continue;
-    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    const joined = Array.isArray(value) ? value.join(', ') : value;
+    if (name === 'prefer') {
+      const kept = preferForApp(joined);
+      if (kept !== null) headers[name] = kept;
+      continue;
+    }
+    headers[name] = joined;
   }
   return headers;
 }

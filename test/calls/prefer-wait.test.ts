@@ -135,6 +135,30 @@ describe('Prefer: wait on a held call (issue 23.1)', () => {
   }, 120_000);
 });
 
+describe('Prefer: wait through the proxy', () => {
+  it('waits on the same call as without it: the wait preference is not the app’s', async () => {
+    const title = `proxied ${String(Date.now())}`;
+    const send = (prefer?: string) =>
+      stack.request(waiter, 'POST', '/v1/proxy/acme/tasks', {
+        headers: { 'service-user': 'u_wait', ...(prefer === undefined ? {} : { prefer }) },
+        body: { title },
+      });
+    const held = await send();
+    expect(held.status).toBe(403);
+    const approvalId = (held.body.error as { approval: { id: string } }).approval.id;
+    const waiting = send('wait=30');
+    await sleep(500);
+    await decide(approvalId, 'approve');
+    const answer = await waiting;
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('preference-applied')).toBe('wait=30');
+    expect(await tasksTitled(title)).toBe(1);
+    const [approval] = await stack.db.sql<{ request: { headers: Record<string, string> } }[]>`
+      select request from approvals where id = ${approvalId}`;
+    expect(Object.keys(approval?.request.headers ?? {})).not.toContain('prefer');
+  });
+});
+
 describe('Prefer: wait on GET /v1/approvals/{id}', () => {
   it('answers once the approval is decided, or as it is at the end of the wait', async () => {
     const title = `watched ${String(Date.now())}`;

@@ -69,7 +69,11 @@ describe('conditions decide calls (issue 22.1)', () => {
       'GET',
       `/v1/approvals/${error.approval.id}`,
     );
-    expect(approval.body).toMatchObject({ policy: { id: 'careful', rule } });
+    // The policy in force judges the condition on the held call's input too.
+    expect(approval.body).toMatchObject({
+      policy: { id: 'careful', rule },
+      policy_in_force: { id: 'careful', decision: 'ask', rule },
+    });
     const [row] = await stack.db.sql<AuditRow[]>`
       select decision, reason, approval_id from audit_events
       where approval_id = ${error.approval.id}`;
