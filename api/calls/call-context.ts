@@ -1,3 +1,4 @@
+import { preferHeader } from '../http/prefer.js';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { Caller } from '../../activities/db/api-keys.js';
@@ -16,6 +17,7 @@ export const callHeaders = z.object({
     .enum(['api', 'mcp'])
     .optional()
     .meta({ description: 'How the call reached Gatehouse, for audit; default `api`.' }),
+  Prefer: preferHeader,
 });
 
 /** The CallRequest for this HTTP request: caller, user, target, and the identity of the call. */

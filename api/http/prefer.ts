@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { z } from 'zod';
 
 /**
  * RFC 7240 `Prefer: wait=<seconds>` (issue 23.1): how long a caller is willing to wait for a held
@@ -44,3 +45,10 @@ export function preferForApp(value: string): string | null {
     .filter((preference) => preference !== '' && !/^wait\s*(=|;|$)/i.test(preference));
   return kept.length === 0 ? null : kept.join(', ');
 }
+
+/** The header as the OpenAPI documents describe it, for the operations that honour it. */
+export const preferHeader = z.string().max(500).optional().meta({
+  description:
+    '`wait=<seconds>` (RFC 7240): when the call is held for approval, answer once it is decided (the approved call’s result, run once, or 403 `denied_by_policy` on rejection) or when the wait ends (403 `approval_required`), instead of at once. At most PREFER_WAIT_MAX_SECONDS (default 60); `Preference-Applied` says the wait honoured. Other preferences are ignored here (the proxy passes them on to the app).',
+  example: 'wait=30',
+});

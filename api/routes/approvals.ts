@@ -1,4 +1,4 @@
-import { applyWaitPreference, honouredWaitSeconds } from '../http/prefer.js';
+import { applyWaitPreference, honouredWaitSeconds, preferHeader } from '../http/prefer.js';
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { policiesInForce, withPolicyInForce } from '../../activities/approvals/policy-in-force.js';
@@ -199,9 +199,18 @@ registerConnectedUserOperation({
   operationId: 'get_approval_record',
   summary: 'Get an approval',
   description:
-    'Its status, who may decide, and exactly what will run once approved. Poll it (or listen for the `approval.decided` webhook) to know when to send the held call again. ' +
+    'Its status, who may decide, and exactly what will run once approved. Send `Prefer: wait=<seconds>` to get the answer once a pending approval is decided (or when the wait ends), or listen for the `approval.decided` webhook, to know when to send the held call again (or send the call itself with `Prefer: wait`). ' +
     'A `business` key gets the management shape `{data}` and needs scope `approvals:read`.',
-  request: { params: approvalParam },
+  request: {
+    params: approvalParam,
+    headers: z.object({
+      Prefer: preferHeader.meta({
+        description:
+          '`wait=<seconds>`: answer once the approval is decided, or when the wait ends (at most PREFER_WAIT_MAX_SECONDS, default 60).',
+        example: 'wait=30',
+      }),
+    }),
+  },
   response: approvalSchema.meta({ id: 'Approval' }),
   errors: [],
   requires: { operation: 'read', scope: 'approvals:read' },

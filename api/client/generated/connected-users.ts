@@ -174,7 +174,7 @@ export interface paths {
     };
     /**
      * Get an approval
-     * @description Its status, who may decide, and exactly what will run once approved. Poll it (or listen for the `approval.decided` webhook) to know when to send the held call again. A `business` key gets the management shape `{data}` and needs scope `approvals:read`.
+     * @description Its status, who may decide, and exactly what will run once approved. Send `Prefer: wait=<seconds>` to get the answer once a pending approval is decided (or when the wait ends), or listen for the `approval.decided` webhook, to know when to send the held call again (or send the call itself with `Prefer: wait`). A `business` key gets the management shape `{data}` and needs scope `approvals:read`.
      */
     get: operations['get_approval_record'];
     put?: never;
@@ -1618,6 +1618,8 @@ export interface operations {
         'Idempotency-Key'?: string;
         /** @description How the call reached Gatehouse, for audit; default `api`. */
         'gatehouse-via'?: 'api' | 'mcp';
+        /** @description `wait=<seconds>` (RFC 7240): when the call is held for approval, answer once it is decided (the approved call’s result, run once, or 403 `denied_by_policy` on rejection) or when the wait ends (403 `approval_required`), instead of at once. At most PREFER_WAIT_MAX_SECONDS (default 60); `Preference-Applied` says the wait honoured. Other preferences are ignored here (the proxy passes them on to the app). */
+        Prefer?: string;
       };
       path: {
         action: string;
@@ -2376,7 +2378,10 @@ export interface operations {
   get_approval_record: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description `wait=<seconds>`: answer once the approval is decided, or when the wait ends (at most PREFER_WAIT_MAX_SECONDS, default 60). */
+        Prefer?: string;
+      };
       path: {
         id: string;
       };
@@ -4749,6 +4754,8 @@ export interface operations {
         'Idempotency-Key'?: string;
         /** @description How the call reached Gatehouse, for audit; default `api`. */
         'gatehouse-via'?: 'api' | 'mcp';
+        /** @description `wait=<seconds>` (RFC 7240): when the call is held for approval, answer once it is decided (the approved call’s result, run once, or 403 `denied_by_policy` on rejection) or when the wait ends (403 `approval_required`), instead of at once. At most PREFER_WAIT_MAX_SECONDS (default 60); `Preference-Applied` says the wait honoured. Other preferences are ignored here (the proxy passes them on to the app). */
+        Prefer?: string;
         /** @description The user's external id */
         'service-user': string;
       };
@@ -4919,6 +4926,8 @@ export interface operations {
         'Idempotency-Key'?: string;
         /** @description How the call reached Gatehouse, for audit; default `api`. */
         'gatehouse-via'?: 'api' | 'mcp';
+        /** @description `wait=<seconds>` (RFC 7240): when the call is held for approval, answer once it is decided (the approved call’s result, run once, or 403 `denied_by_policy` on rejection) or when the wait ends (403 `approval_required`), instead of at once. At most PREFER_WAIT_MAX_SECONDS (default 60); `Preference-Applied` says the wait honoured. Other preferences are ignored here (the proxy passes them on to the app). */
+        Prefer?: string;
         /** @description The user's external id */
         'service-user': string;
       };
@@ -5089,6 +5098,8 @@ export interface operations {
         'Idempotency-Key'?: string;
         /** @description How the call reached Gatehouse, for audit; default `api`. */
         'gatehouse-via'?: 'api' | 'mcp';
+        /** @description `wait=<seconds>` (RFC 7240): when the call is held for approval, answer once it is decided (the approved call’s result, run once, or 403 `denied_by_policy` on rejection) or when the wait ends (403 `approval_required`), instead of at once. At most PREFER_WAIT_MAX_SECONDS (default 60); `Preference-Applied` says the wait honoured. Other preferences are ignored here (the proxy passes them on to the app). */
+        Prefer?: string;
         /** @description The user's external id */
         'service-user': string;
       };
@@ -5259,6 +5270,8 @@ export interface operations {
         'Idempotency-Key'?: string;
         /** @description How the call reached Gatehouse, for audit; default `api`. */
         'gatehouse-via'?: 'api' | 'mcp';
+        /** @description `wait=<seconds>` (RFC 7240): when the call is held for approval, answer once it is decided (the approved call’s result, run once, or 403 `denied_by_policy` on rejection) or when the wait ends (403 `approval_required`), instead of at once. At most PREFER_WAIT_MAX_SECONDS (default 60); `Preference-Applied` says the wait honoured. Other preferences are ignored here (the proxy passes them on to the app). */
+        Prefer?: string;
         /** @description The user's external id */
         'service-user': string;
       };
@@ -5429,6 +5442,8 @@ export interface operations {
         'Idempotency-Key'?: string;
         /** @description How the call reached Gatehouse, for audit; default `api`. */
         'gatehouse-via'?: 'api' | 'mcp';
+        /** @description `wait=<seconds>` (RFC 7240): when the call is held for approval, answer once it is decided (the approved call’s result, run once, or 403 `denied_by_policy` on rejection) or when the wait ends (403 `approval_required`), instead of at once. At most PREFER_WAIT_MAX_SECONDS (default 60); `Preference-Applied` says the wait honoured. Other preferences are ignored here (the proxy passes them on to the app). */
+        Prefer?: string;
         /** @description The user's external id */
         'service-user': string;
       };
