@@ -55,7 +55,6 @@ export type NexusCallOutcome =
   | { kind: 'failed'; failure: NexusErrorEnvelope }
   | { kind: 'held'; approvalId: string; expiresAt: string };
 
-
 /** `nexus/<environment>/<operation request id>`: names the environment, for the codec endpoint. */
 export function nexusWorkflowId(environmentName: string, operationRequestId: string): string {
   return `nexus/${environmentName}/${operationRequestId}`;
