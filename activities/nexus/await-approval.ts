@@ -1,35 +1,65 @@
 import { Context } from '@temporalio/activity';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Sql } from '../../infra/database/client.js';
+import { callWorkflowsFor } from '../../api/temporal/call-workflows.js';
 import type { ApprovalStatus } from '../../workflows/call-types.js';
 import { findApprovalById } from '../db/approvals.js';
+import type { ActivityDeps } from '../index.js';
 
-/** How often a waiting operation reads its approval: a decision is noticed within this. */
-const POLL_MS = 1000;
 /** How long one attempt waits before it hands back to the workflow, which starts another. */
 const ATTEMPT_MS = 5 * 60_000;
+/** The longest one awaitDecision Update waits: the activity heartbeats and looks again after. */
+const UPDATE_WAIT_MS = 60_000;
+/**
+ * How often the attempt heartbeats while an Update waits: well inside the workflow's 30 s
+ * heartbeat timeout, and what lets a cancellation reach it (Temporal answers heartbeats with it).
+ */
+const HEARTBEAT_MS = 5_000;
+/**
+ * The pause before looking again when the call workflow answered without a decision before its
+ * wait was up: it is ending the hold (an expiry, a cancellation) and Postgres will say how in a
+ * moment, or Temporal did not answer.
+ */
+const SETTLING_MS = 1_000;
 
 /**
  * Waits for a held call's approval to leave `pending`, for at most five minutes or until
- * `untilMs`, and says where it stands. One primary-key read a second, inside Gatehouse's worker:
- * the caller's workflow does not poll, and the waiting workflow's history grows by one activity
- * per five minutes (about 300 for a day-long approval) instead of a timer and a read every few
- * seconds. The attempt heartbeats, so a worker that dies is replaced within the heartbeat
- * timeout, and a worker that stops cancels it at once.
+ * `untilMs`, and says where it stands. The wait is the call workflow's own (issue 23.1's
+ * `awaitDecision` Update, on the workflow clock, at most a minute per Update), so a decision is
+ * noticed as the decide Update records it, and nothing polls: one approval read per Update (a
+ * minute), none per second. An expiry or a cancellation ends the hold, which ends the Update;
+ * Postgres then says which it was. The attempt heartbeats, so a worker that dies is replaced
+ * within the heartbeat timeout and its successor sends a new Update; a cancellation of the
+ * operation cancels the attempt, and the Update's RPC with it.
  */
-export function awaitApprovalDecisionActivity(deps: { sql: Sql }) {
+export function awaitApprovalDecisionActivity(deps: ActivityDeps) {
+  const calls = callWorkflowsFor(deps);
   return async function awaitApprovalDecision(
     approvalId: string,
     untilMs: number,
   ): Promise<ApprovalStatus> {
     const context = Context.current();
     const endsAt = Math.min(untilMs, Date.now() + ATTEMPT_MS);
-    for (;;) {
-      const approval = await findApprovalById(deps.sql, approvalId);
-      if (!approval) throw new Error(`approval ${approvalId} not found`);
-      if (approval.status !== 'pending' || Date.now() >= endsAt) return approval.status;
+    const beat = setInterval(() => {
       context.heartbeat();
-      await sleep(POLL_MS, undefined, { signal: context.cancellationSignal });
+    }, HEARTBEAT_MS);
+    try {
+      for (;;) {
+        context.heartbeat();
+        const approval = await findApprovalById(deps.sql, approvalId);
+        if (!approval) throw new Error(`approval ${approvalId} not found`);
+        if (approval.status !== 'pending' || Date.now() >= endsAt) return approval.status;
+        const waitMs = Math.min(UPDATE_WAIT_MS, endsAt - Date.now());
+        const askedAt = Date.now();
+        const answer = await Promise.race([
+          deps.temporal.withAbortSignal(context.cancellationSignal, () =>
+            calls.awaitDecision(approval.workflowId, approvalId, waitMs),
+          ),
+          context.cancelled,
+        ]);
+        if (answer === 'approved' || answer === 'rejected') return answer;
+        if (Date.now() - askedAt < waitMs) await context.sleep(SETTLING_MS);
+      }
+    } finally {
+      clearInterval(beat);
     }
   };
 }

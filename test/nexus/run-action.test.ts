@@ -1,16 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure, NexusOperationFailure } from '@temporalio/common';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encryptedDataConverter } from '../../infra/temporal/payload-codec.js';
 import { gatehouseFailure } from '../../workflows/nexus/gatehouse-failure.js';
 import type { RunActionResult } from '../../workflows/nexus/gatehouse-service.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
-import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { createTestKey, type TestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
 import { historyText, storedPayloads } from '../support/workflow-history.js';
 import { startCallerStack, type CallerStack } from './caller-stack.js';
+import { failureOf, operationFixture } from './operation-fixture.js';
 
 /**
  * README "Call Gatehouse from your Temporal workflows (Nexus)" (issue 23.3): a backend's workflow
@@ -29,6 +30,7 @@ let backendKey: TestKey;
 let caller: CallerStack;
 /** Reads Gatehouse's own histories, through its codec. */
 let gatehouse: Client;
+let fixture: ReturnType<typeof operationFixture>;
 
 beforeAll(async () => {
   stack = await startCallStack();
@@ -44,6 +46,7 @@ beforeAll(async () => {
     namespace: stack.config.temporal.namespace,
     dataConverter: encryptedDataConverter(stack.config.encryption),
   });
+  fixture = operationFixture(stack, seeded, AGENT);
 }, 120_000);
 
 afterAll(async () => {
@@ -51,56 +54,6 @@ afterAll(async () => {
   await gatehouse.connection.close();
   await stack.stop();
 });
-
-function startCaller(
-  input: Record<string, unknown>,
-  through: CallerStack = caller,
-): Promise<WorkflowHandle> {
-  return through.client.workflow.start('runThroughGatehouse', {
-    taskQueue: through.taskQueue,
-    workflowId: `backend-call-${randomBytes(6).toString('hex')}`,
-    args: [through.endpoint, { action: 'acme.create_task', user: USER, input }],
-  });
-}
-
-interface PendingApproval {
-  id: string;
-  status: string;
-  agent_id: string;
-  request: { input?: { title?: string } };
-}
-
-/** The pending approval of this title's create_task, as an approver finds it in the inbox. */
-async function pendingApprovalFor(title: string): Promise<PendingApproval> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const answer = await stack.request(
-      stack.approver,
-      'GET',
-      `/v1/approvals?status=pending&agent=${AGENT}`,
-    );
-    const found = (answer.body.data as PendingApproval[] | undefined)?.find(
-      (approval) => approval.request.input?.title === title,
-    );
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no pending approval for "${title}"`);
-    await sleep(200);
-  }
-}
-
-async function approvalStatus(id: string): Promise<string> {
-  const answer = await stack.request(stack.approver, 'GET', `/v1/approvals/${id}`);
-  return String(answer.body.status);
-}
-
-/** The user's tasks with this title, as the demo app itself has them (not through Gatehouse). */
-async function tasksAtTheApp(title: string): Promise<number> {
-  const response = await fetch(`${stack.acme.demo.url}/tasks`, {
-    headers: bearer(seeded.accessToken),
-  });
-  const { tasks } = (await response.json()) as { tasks: { title: string }[] };
-  return tasks.filter((task) => task.title === title).length;
-}
 
 /** The Gatehouse workflow behind the operation, found as an operator would, by its agent. */
 async function backingWorkflowIds(): Promise<string[]> {
@@ -113,25 +66,13 @@ async function backingWorkflowIds(): Promise<string[]> {
   return ids;
 }
 
-/** The failure a caller's workflow met, down its chain: workflow → Nexus operation → cause. */
-async function failureOf(handle: WorkflowHandle): Promise<unknown> {
-  const error = await handle.result().then(
-    () => null,
-    (failed: unknown) => failed,
-  );
-  expect(error).toBeInstanceOf(WorkflowFailedError);
-  const operation = (error as WorkflowFailedError).cause;
-  expect(operation).toBeInstanceOf(NexusOperationFailure);
-  return (operation as NexusOperationFailure).cause;
-}
-
 describe('gatehouse.runAction through a Nexus endpoint', () => {
   it('runs a held action for a workflow of another namespace once approved, exactly once', async () => {
     const title = `Nexus ${randomBytes(4).toString('hex')}`;
-    const handle = await startCaller({ title });
-    const approval = await pendingApprovalFor(title);
+    const handle = await fixture.startCaller({ title }, caller);
+    const approval = await fixture.pendingApprovalFor(title);
     expect(approval.agent_id).toBe(AGENT);
-    expect(await tasksAtTheApp(title)).toBe(0);
+    expect(await fixture.tasksAtTheApp(title)).toBe(0);
 
     // Four eyes as for REST: the backend's own key may not decide its call.
     const own = await stack.request(backendKey, 'POST', `/v1/approvals/${approval.id}/approve`);
@@ -146,7 +87,7 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
     const result = (await handle.result()) as RunActionResult;
     expect(result.ok).toBe(true);
     expect(result.data).toMatchObject({ title });
-    expect(await tasksAtTheApp(title)).toBe(1);
+    expect(await fixture.tasksAtTheApp(title)).toBe(1);
 
     const audited = await stack.db.sql<{ decision: string; approvalId: string | null }[]>`
       select decision, approval_id from audit_events
@@ -182,8 +123,8 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
 
   it('completes after the caller’s worker and Gatehouse’s worker were both replaced', async () => {
     const title = `Nexus restart ${randomBytes(4).toString('hex')}`;
-    const handle = await startCaller({ title });
-    const approval = await pendingApprovalFor(title);
+    const handle = await fixture.startCaller({ title }, caller);
+    const approval = await fixture.pendingApprovalFor(title);
     await Promise.all([caller.restartWorker(), stack.restartWorker()]);
 
     const decided = await stack.request(
@@ -194,13 +135,13 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
     expect(decided.status).toBe(200);
     const result = (await handle.result()) as RunActionResult;
     expect(result).toMatchObject({ ok: true, data: { title } });
-    expect(await tasksAtTheApp(title)).toBe(1);
+    expect(await fixture.tasksAtTheApp(title)).toBe(1);
   });
 
   it('never runs the call when the caller cancels before the decision', async () => {
     const title = `Nexus cancel ${randomBytes(4).toString('hex')}`;
-    const handle = await startCaller({ title });
-    const approval = await pendingApprovalFor(title);
+    const handle = await fixture.startCaller({ title }, caller);
+    const approval = await fixture.pendingApprovalFor(title);
 
     await handle.cancel();
     const error = await handle.result().then(
@@ -212,10 +153,10 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
 
     // The approval is cancelled at once, so a late approval cannot run the call.
     const deadline = Date.now() + 15_000;
-    while ((await approvalStatus(approval.id)) !== 'cancelled' && Date.now() < deadline) {
+    while ((await fixture.approvalStatus(approval.id)) !== 'cancelled' && Date.now() < deadline) {
       await sleep(200);
     }
-    expect(await approvalStatus(approval.id)).toBe('cancelled');
+    expect(await fixture.approvalStatus(approval.id)).toBe('cancelled');
     const late = await stack.request(
       stack.approver,
       'POST',
@@ -223,7 +164,7 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
     );
     expect(late.status).toBe(409);
     await sleep(1000);
-    expect(await tasksAtTheApp(title)).toBe(0);
+    expect(await fixture.tasksAtTheApp(title)).toBe(0);
 
     const [row] = await stack.db.sql<{ decision: string; reason: string }[]>`
       select decision, reason from audit_events
@@ -233,7 +174,7 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
   });
 
   it('fails invalid_request with the REST error envelope for input the action refuses', async () => {
-    const handle = await startCaller({ title: '' });
+    const handle = await fixture.startCaller({ title: '' }, caller);
     const cause = await failureOf(handle);
     expect(cause).toBeInstanceOf(ApplicationFailure);
     expect((cause as ApplicationFailure).nonRetryable).toBe(true);
@@ -246,7 +187,7 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
   it('fails invalid_api_key for a key Gatehouse does not know', async () => {
     const stranger = await startCallerStack(stack.config, `gk_test_${'x'.repeat(32)}`);
     try {
-      const handle = await startCaller({ title: 'never' }, stranger);
+      const handle = await fixture.startCaller({ title: 'never' }, stranger);
       const failure = gatehouseFailure(await failureOf(handle));
       expect(failure?.code).toBe('invalid_api_key');
       expect(failure?.message).not.toContain('gk_test_');

@@ -40,7 +40,10 @@ const { runNexusCall, cancelNexusCall } = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-/** Each attempt waits up to five minutes and heartbeats every second. */
+/**
+ * Each attempt waits up to five minutes in the call workflow (its awaitDecision Update, a minute
+ * at a time) and heartbeats every few seconds: a replaced worker picks the wait up.
+ */
 const { awaitApprovalDecision } = proxyActivities<Activities>({
   startToCloseTimeout: '6 minutes',
   heartbeatTimeout: '30 seconds',
