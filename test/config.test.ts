@@ -70,7 +70,12 @@ describe('configuration', () => {
       idleInTransactionTimeoutMs: 5000,
     });
     // A taken call may wait for the app twice (a retry after a 401), plus bookkeeping.
-    expect(defaults.requests).toEqual({ deadlineMs: 10_000, callAnswerMs: 90_000 });
+    // A held call's caller may wait a minute for its decision (Prefer: wait, issue 23.1).
+    expect(defaults.requests).toEqual({
+      deadlineMs: 10_000,
+      callAnswerMs: 90_000,
+      maxWaitSeconds: 60,
+    });
 
     const tuned = loadConfig({
       ...minimal,
@@ -79,8 +84,9 @@ describe('configuration', () => {
       DATABASE_CONNECT_TIMEOUT_MS: '1500',
       DATABASE_STATEMENT_TIMEOUT_MS: '30000',
       DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '2500',
+      PREFER_WAIT_MAX_SECONDS: '0',
     });
-    expect(tuned.requests).toEqual({ deadlineMs: 2000, callAnswerMs: 32_000 });
+    expect(tuned.requests).toEqual({ deadlineMs: 2000, callAnswerMs: 32_000, maxWaitSeconds: 0 });
     expect(tuned.database.timeouts).toEqual({
       connectTimeoutMs: 1500,
       statementTimeoutMs: 30_000,
