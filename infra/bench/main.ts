@@ -4,9 +4,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import {
+  approvalWaysReport,
+  approvalWaysTable,
+  type ApprovalWaysReport,
+} from './approval-ways-report.js';
+import { approvalWaysScenario } from './approval-ways.js';
+import { columns, ratio, type Row } from './columns.js';
+import { floorCall } from './engine-floor.js';
+import { measure } from './measure.js';
 import { runScenarios, type Results, type Settings, type Throughput } from './scenarios.js';
 import { simulationScenario, type SimulationResult } from './simulation.js';
-import { startBenchStack } from './stack.js';
+import { startBenchStack, type BenchStack } from './stack.js';
 import { summarizeProfiles } from './profile-summary.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -57,18 +66,6 @@ async function versions(): Promise<Record<string, string>> {
   };
 }
 
-const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
-
-type Row = [string, ...(string | number)[]];
-
-function columns(rows: Row[]): string {
-  const header = rows[0] ?? [];
-  const widths = header.map((_, i) => Math.max(...rows.map((row) => String(row[i]).length)));
-  return rows
-    .map((row) => row.map((cell, i) => String(cell).padEnd(widths[i] ?? 0)).join('  '))
-    .join('\n');
-}
-
 function table(results: Results): string {
   const rows: Row[] = [
     ['scenario', 'requests', 'errors', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'req/s'],
@@ -82,7 +79,7 @@ function table(results: Results): string {
   add('proxy, allowed', results.proxy);
   add('remote MCP tool, direct', results.directTool);
   add('remote MCP tool, allowed', results.remoteTool);
-  add('approval round trip', results.approvalRoundTrip);
+  add('approval round trip (approve → retry answered)', results.approvalRoundTrip);
   for (const [name, runs] of Object.entries(results.throughput)) {
     for (const t of runs) add(`${name} throughput c=${String(t.concurrency)}`, t);
   }
@@ -186,11 +183,57 @@ function simulationLine(simulation: SimulationResult): string {
   );
 }
 
+/** What every report starts with: when, how, on what, with which versions and settings. */
+async function runContext(
+  mode: 'quick' | 'full',
+  scaleOut: boolean,
+  settings: Settings,
+  stackSettings: Record<string, string | number | boolean>,
+) {
+  return {
+    time: new Date().toISOString(),
+    mode,
+    scaleOut,
+    machine: {
+      cores: os.cpus().length,
+      cpu: os.cpus()[0]?.model ?? 'unknown',
+      memoryGb: Math.round(os.totalmem() / 1e9),
+      platform: `${os.platform()} ${os.release()}`,
+    },
+    versions: await versions(),
+    settings: { ...settings, ...stackSettings },
+  };
+}
+
+/** `infra/bench/results/<time>.json` (git-ignored), so two commits can be compared. */
+async function writeReport(report: { time: string } & Record<string, unknown>): Promise<string> {
+  await mkdir(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, `${report.time.replace(/[:.]/g, '-')}.json`);
+  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+  return file;
+}
+
+function machineLine(file: string): string {
+  const cpus = os.cpus();
+  return `${String(cpus.length)} cores, ${cpus[0]?.model ?? 'unknown'}; written to ${path.relative(repoRoot, file)}\n`;
+}
+
+/** The engine floor alone (for `--only approvals`): warmed up, then one call at a time. */
+async function floorAlone(stack: BenchStack, settings: Settings, log: (line: string) => void) {
+  const request = floorCall(stack.temporal, stack.config.temporal.taskQueue);
+  log('warming up: engine floor');
+  await measure(request, { concurrency: 4, count: settings.warmup });
+  log('engine floor: an empty workflow by update-with-start');
+  return measure(request, { concurrency: 1, count: settings.latencyRequests });
+}
+
 async function main(): Promise<void> {
   const only = process.argv.includes('--only')
     ? process.argv[process.argv.indexOf('--only') + 1]
     : undefined;
-  if (only !== undefined && only !== 'simulate') throw new Error('--only takes: simulate');
+  if (only !== undefined && only !== 'simulate' && only !== 'approvals') {
+    throw new Error('--only takes: simulate, approvals');
+  }
   const mode = process.argv.includes('--quick') ? 'quick' : 'full';
   const scaleOut = process.argv.includes('--scale-out');
   const settings = MODES[mode];
@@ -211,29 +254,37 @@ async function main(): Promise<void> {
   });
   let results: Results;
   let simulation: SimulationResult;
+  let approvals: ApprovalWaysReport;
   try {
     if (only === 'simulate') {
       simulation = await simulationScenario(stack, settings.simulationRuns, log);
       process.stdout.write(`\n${simulationLine(simulation)}`);
       return;
     }
+    if (only === 'approvals') {
+      const floor = await floorAlone(stack, settings, log);
+      approvals = approvalWaysReport(
+        floor,
+        await approvalWaysScenario(stack, settings.approvalRounds, log),
+      );
+      const file = await writeReport({
+        ...(await runContext(mode, scaleOut, settings, stack.settings)),
+        approvals,
+      });
+      process.stdout.write(`\n${approvalWaysTable(approvals)}\n${machineLine(file)}`);
+      return;
+    }
     results = await runScenarios(stack, settings, log);
+    approvals = approvalWaysReport(
+      results.floor,
+      await approvalWaysScenario(stack, settings.approvalRounds, log),
+    );
     simulation = await simulationScenario(stack, settings.simulationRuns, log);
   } finally {
     await stack.stop();
   }
   const report = {
-    time: new Date().toISOString(),
-    mode,
-    scaleOut,
-    machine: {
-      cores: os.cpus().length,
-      cpu: os.cpus()[0]?.model ?? 'unknown',
-      memoryGb: Math.round(os.totalmem() / 1e9),
-      platform: `${os.platform()} ${os.release()}`,
-    },
-    versions: await versions(),
-    settings: { ...settings, ...stack.settings },
+    ...(await runContext(mode, scaleOut, settings, stack.settings)),
     ratios: {
       actionOverDirectP50: ratio(results.action.p50, results.direct.p50),
       proxyOverDirectP50: ratio(results.proxy.p50, results.direct.p50),
@@ -246,13 +297,13 @@ async function main(): Promise<void> {
     },
     floor: floorRatios(results),
     results,
+    approvals,
     simulation,
   };
-  await mkdir(resultsDir, { recursive: true });
-  const file = path.join(resultsDir, `${report.time.replace(/[:.]/g, '-')}.json`);
-  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+  const file = await writeReport(report);
 
   process.stdout.write(`\n${table(results)}\n\n${costTable(results)}\n\n`);
+  process.stdout.write(`${approvalWaysTable(approvals)}\n\n`);
   for (const goal of report.floor.goals) {
     process.stdout.write(
       `${goal.met ? 'met    ' : 'not met'}  ${goal.goal}: ${String(goal.value)}\n`,
@@ -280,9 +331,7 @@ async function main(): Promise<void> {
       }
     }
   }
-  process.stdout.write(
-    `${String(report.machine.cores)} cores, ${report.machine.cpu}; written to ${path.relative(repoRoot, file)}\n`,
-  );
+  process.stdout.write(machineLine(file));
 }
 
 await main();

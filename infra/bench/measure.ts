@@ -7,6 +7,7 @@ export interface Measurement {
   /** Milliseconds. */
   p50: number;
   p90: number;
+  p95: number;
   p99: number;
   max: number;
   /** Completed requests per second over the run. */
@@ -59,6 +60,7 @@ function settle(latencies: Histogram, errors: number, elapsedMs: number): Measur
     errors,
     p50: ms(latencies.getValueAtPercentile(50)),
     p90: ms(latencies.getValueAtPercentile(90)),
+    p95: ms(latencies.getValueAtPercentile(95)),
     p99: ms(latencies.getValueAtPercentile(99)),
     max: ms(latencies.maxValue),
     throughput: Math.round((latencies.totalCount / elapsedMs) * 1000 * 10) / 10,

@@ -101,6 +101,8 @@ export async function startBenchStack(options: {
       APP_URLS: JSON.stringify({ acme: demo.url }),
       // The remote MCP server runs on loopback, beside the rest.
       MCP_APPS_ALLOW_PRIVATE: 'true',
+      // So is the approval scenarios' webhook receiver (./approval-person.ts).
+      WEBHOOK_ALLOW_PRIVATE: 'true',
       LOG_LEVEL: 'error',
     };
     const config = loadConfig(env);

@@ -60,8 +60,8 @@ async function createNamespace(connection: Connection, namespace: string): Promi
 }
 
 /** The caller's workflows with the key compiled in (./caller-interceptors.ts). */
-async function bundleCaller(key: string): Promise<WorkflowBundleWithSourceMap> {
-  const keyModule = path.join(testEnv('dir'), `caller-key-${randomBytes(4).toString('hex')}.js`);
+async function bundleCaller(key: string, dir: string): Promise<WorkflowBundleWithSourceMap> {
+  const keyModule = path.join(dir, `caller-key-${randomBytes(4).toString('hex')}.js`);
   await writeFile(keyModule, `export const gatehouseApiKey = ${JSON.stringify(key)};\n`);
   return bundleWorkflowCode({
     workflowsPath: path.join(here, 'caller-workflows.ts'),
@@ -85,10 +85,16 @@ async function bundleCaller(key: string): Promise<WorkflowBundleWithSourceMap> {
 /**
  * A second namespace on the test server with a worker of the caller's workflows, and a Nexus
  * endpoint (made with the CLI command README gives operators) that targets Gatehouse's namespace
- * and task queue.
+ * and task queue. `dir`: where the key module is written, the test run's folder by default; the
+ * benchmark (infra/bench/approval-ways.ts) passes its own and installs its own Temporal runtime.
  */
-export async function startCallerStack(gatehouse: Config, key: string): Promise<CallerStack> {
-  installTestRuntime();
+export async function startCallerStack(
+  gatehouse: Pick<Config, 'temporal'>,
+  key: string,
+  options: { dir?: string } = {},
+): Promise<CallerStack> {
+  if (options.dir === undefined) installTestRuntime();
+  const dir = options.dir ?? testEnv('dir');
   const { address } = gatehouse.temporal;
   const suffix = randomBytes(4).toString('hex');
   const namespace = `backend-${suffix}`;
@@ -108,7 +114,7 @@ export async function startCallerStack(gatehouse: Config, key: string): Promise<
     '--target-task-queue',
     gatehouse.temporal.taskQueue,
   ]);
-  const bundle = await bundleCaller(key);
+  const bundle = await bundleCaller(key, dir);
   const workerConnection = await NativeConnection.connect({ address });
 
   async function startWorker() {
