@@ -85,7 +85,8 @@ export interface NewApiKey {
   audience?: Audience;
 }
 
-function hashKey(key: string): Buffer {
+/** What is stored of a key, and what the API's key cache is keyed by (api/http/key-cache.ts). */
+export function keyHash(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
@@ -106,7 +107,7 @@ export async function createApiKey(
   const prefix = key.slice(0, `gk_${input.environmentName}_`.length + 4);
   const [row]: [{ createdAt: Date }?] = await sql`
     insert into api_keys (id, environment_id, name, prefix, secret_hash, access, scopes, agent_id, audience)
-    values (${id}, ${input.environmentId}, ${input.name}, ${prefix}, ${hashKey(key)},
+    values (${id}, ${input.environmentId}, ${input.name}, ${prefix}, ${keyHash(key)},
             ${input.access}, ${scopes}, ${agentId}, ${audience})
     returning created_at`;
   if (!row) throw new Error('api key insert returned nothing');
@@ -133,7 +134,7 @@ export async function findCallerByKey(sql: Db, key: string): Promise<Caller | nu
     select k.id as key_id, k.name as key_name, k.environment_id, e.name as environment_name,
            k.access, k.scopes, k.agent_id, k.audience
     from api_keys k join environments e on e.id = k.environment_id
-    where k.secret_hash = ${hashKey(key)} and k.revoked_at is null`;
+    where k.secret_hash = ${keyHash(key)} and k.revoked_at is null`;
   return row ?? null;
 }
 

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { findCallerByKey, type Caller } from '../../activities/db/api-keys.js';
 import type { Sql } from '../../infra/database/client.js';
 import { InvalidApiKeyError } from '../errors.js';
+import { keyCacheOf } from './key-cache.js';
 
 const KEY_SHAPE = /^gk_[a-z][a-z0-9-]{0,39}_[A-Za-z0-9_-]{32}$/;
 
@@ -30,9 +31,16 @@ export function presentedKey(
   return key;
 }
 
-/** The live key's caller; a malformed, unknown or revoked key is InvalidApiKeyError alike. */
-export async function recognisedCaller(sql: Sql, key: string): Promise<Caller> {
-  const caller = KEY_SHAPE.test(key) ? await findCallerByKey(sql, key) : null;
+/**
+ * The live key's caller; a malformed, unknown or revoked key is InvalidApiKeyError alike. `find`
+ * reads the key: from Postgres by default, or through the API's key cache.
+ */
+export async function recognisedCaller(
+  sql: Sql,
+  key: string,
+  find: (key: string) => Promise<Caller | null> = (k) => findCallerByKey(sql, k),
+): Promise<Caller> {
+  const caller = KEY_SHAPE.test(key) ? await find(key) : null;
   if (!caller) throw new InvalidApiKeyError();
   return caller;
 }
@@ -43,10 +51,13 @@ export async function recognisedCaller(sql: Sql, key: string): Promise<Caller> {
  * then refused like a wrong one.
  */
 export function authenticate(sql: Sql): RequestHandler {
+  // Revocation and scope changes reach it within KEY_CHANGE_BOUND_MS (issue 24.2).
+  const keys = keyCacheOf(sql);
   return async (req, res, next) => {
     const caller = await recognisedCaller(
       sql,
       presentedKey(req.get('authorization'), req.get('x-api-key')),
+      (key) => keys.caller(key),
     );
     const environment = req.get('gatehouse-environment');
     if (environment !== undefined && environment !== caller.environmentName) {
