@@ -1,115 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import ipaddr from 'ipaddr.js';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimits } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
-import type { Logger } from '../../infra/logger.js';
 import { renderErrorPage, DEFAULT_BRANDING } from '../connect/pages/index.js';
 import { sendPage } from '../connect/respond.js';
 import { ApiError } from '../errors.js';
-
-const WINDOW_SECONDS = 60;
-/** At most one warning per limiter this often while Postgres does not answer it. */
-const OUTAGE_WARNING_INTERVAL_MS = 10_000;
-
-/**
- * The `pg` query interface RateLimiterPostgres calls (`storeType: 'pool'`: `query({text,
- * values})` resolving to `{rows, rowCount}`), answered by the service's own postgres.js pool. So
- * the limiter shares the pool's bounds (connect and statement timeouts, the silence watch) and its
- * lifecycle, instead of a second driver and pool with settings of their own. The statement name
- * the library passes is not needed: postgres.js prepares statements by their text.
- */
-function storeClient(sql: Sql) {
-  return {
-    async query(statement: { text: string; values?: (string | number | null)[] }) {
-      const rows = await sql.unsafe(statement.text, statement.values ?? [], { prepare: true });
-      return { rows, rowCount: rows.count };
-    },
-  };
-}
-
-type Verdict = { limited: false } | { limited: true; retryAfterSeconds: number };
-
-function retryAfter(res: RateLimiterRes): Verdict {
-  return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
-}
-
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`no answer within ${String(ms)} ms`));
-    }, ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => {
-    clearTimeout(timer);
-  });
-}
-
-/**
- * One limit: `points` requests per key per minute, counted in Postgres so that every API process
- * shares it. When Postgres does not answer within `timeoutMs` (slow, frozen, down), the request
- * is counted in this process only, with the same limit: a limiter must never be the reason a
- * request fails or waits, and an outage must not lift the limits either. The request then meets
- * Postgres' own failure path, if it needs Postgres at all.
- */
-class SharedLimit {
-  private readonly shared: RateLimiterPostgres;
-  private readonly local: RateLimiterMemory;
-  private warnedAt = 0;
-
-  constructor(
-    private readonly name: string,
-    points: number,
-    private readonly deps: { sql: Sql; timeoutMs: number; sweeps: boolean },
-  ) {
-    this.shared = new RateLimiterPostgres({
-      storeClient: storeClient(deps.sql),
-      storeType: 'pool',
-      tableName: 'rate_limits',
-      // The table comes with the migrations (013), so the library does not create it.
-      tableCreated: true,
-      // One limiter per process deletes expired rows (every five minutes); they share the table.
-      clearExpiredByTimeout: deps.sweeps,
-      keyPrefix: name,
-      points,
-      duration: WINDOW_SECONDS,
-      // A key over its limit is refused by this process until its window ends without asking
-      // Postgres again: a flood costs one statement per process, not one per request.
-      inMemoryBlockOnConsumed: points + 1,
-    });
-    this.local = new RateLimiterMemory({ keyPrefix: name, points, duration: WINDOW_SECONDS });
-  }
-
-  async consume(key: string, log: Logger): Promise<Verdict> {
-    try {
-      await within(this.shared.consume(key), this.deps.timeoutMs);
-      return { limited: false };
-    } catch (error) {
-      if (error instanceof RateLimiterRes) return retryAfter(error);
-      this.warn(error, log);
-    }
-    try {
-      await this.local.consume(key);
-      return { limited: false };
-    } catch (error) {
-      if (error instanceof RateLimiterRes) return retryAfter(error);
-      this.warn(error, log);
-      return { limited: false };
-    }
-  }
-
-  private warn(err: unknown, log: Logger): void {
-    const now = Date.now();
-    if (now - this.warnedAt < OUTAGE_WARNING_INTERVAL_MS) return;
-    this.warnedAt = now;
-    log.warn(
-      { err, limiter: this.name },
-      'rate limiter store did not answer; counting in this process only',
-    );
-  }
-}
+import { SharedLimit } from './shared-limit.js';
 
 /**
  * A client's address for counting: the address itself for IPv4, its /64 for IPv6, where one
@@ -182,7 +79,12 @@ export function rateLimiting(deps: { limits: RateLimits; sql: Sql }): RateLimiti
     ...shared,
     sweeps: true,
   });
-  const perKey = new SharedLimit('key', limits.perKeyPerMinute, { ...shared, sweeps: false });
+  // A busy key's count is taken from Postgres 1% of its limit at a time (issue 24.2).
+  const perKey = new SharedLimit('key', limits.perKeyPerMinute, {
+    ...shared,
+    sweeps: false,
+    block: Math.max(1, Math.floor(limits.perKeyPerMinute / 100)),
+  });
   // Hosted pages count failures and uses apart (issue 19): a colleague's mistyped links behind
   // the same address must not lock a person out of a real one, and a flood of one real link is
   // that link's alone.
