@@ -135,6 +135,22 @@ export async function findStandingApproval(
 ): Promise<Approval | null> {
   const [row]: [Approval?] = await sql`
     select ${columns(sql)} from approvals
+    ${standingApprovalFilter(sql, environmentId, fingerprint, retryWindowSeconds)}`;
+  return row ?? null;
+}
+
+/**
+ * Which approval stands for a call: pending first, else the newest decided one still in force.
+ * Shared with the statement that claims a call's Idempotency-Key (call-idempotency-keys.ts),
+ * which looks for it in the same round trip (issue 24.2).
+ */
+export function standingApprovalFilter(
+  sql: Db,
+  environmentId: string,
+  fingerprint: string,
+  retryWindowSeconds: number,
+) {
+  return sql`
     where environment_id = ${environmentId} and fingerprint = ${fingerprint}
       and ((status = 'pending' and expires_at > now())
         or (status = 'approved' and consumed_at is null
@@ -142,7 +158,6 @@ export async function findStandingApproval(
         or (status = 'rejected' and expires_at > now()))
     order by status = 'pending' desc, created_at desc
     limit 1`;
-  return row ?? null;
 }
 
 /**

@@ -6,6 +6,8 @@ import type {
   CallRequest,
   KeptAnswer,
 } from '../../workflows/call-types.js';
+import type { ApprovalStatus } from '../../workflows/call-types.js';
+import { standingApprovalFilter } from './approvals.js';
 import { IDEMPOTENCY_RETENTION_SECONDS } from './idempotency-keys.js';
 
 /** A governed call's `Idempotency-Key`: whose it is, and which call it names (issue 19.1). */
@@ -57,19 +59,10 @@ function kept(call: CallKey, row: Row, keyring: Keyring): KeptAnswer | null {
   };
 }
 
-/**
- * Binds the key to this call on its first use, in one statement, or says what the key holds:
- * another call (reused), this call's final answer (replay), or nothing yet (open: the call goes
- * on, and meets its workflow if one is open). A key past its retention is bound afresh.
- */
-export async function claimCallKey(
-  sql: Db,
-  keyring: Keyring,
-  call: CallKey,
-): Promise<CallKeyClaim> {
-  // `before` reads the key as it was; the upsert binds a new or expired key to this call.
-  const [row]: [Row?] = await sql`
-    with before as (
+/** Binds a new or expired key to this call; `before` reads the key as it was. */
+function claimingCtes(sql: Db, call: CallKey) {
+  return sql`
+    before as (
       select k.fingerprint, k.answer, k.decision, k.audit_event_id, a.response, a.approval_id
       from call_idempotency_keys k left join audit_events a on a.id = k.audit_event_id
       where k.environment_id = ${call.environmentId} and k.agent_id = ${call.agentId}
@@ -83,12 +76,59 @@ export async function claimCallKey(
             audit_event_id = null, created_at = now(), answered_at = null,
             expires_at = excluded.expires_at
         where call_idempotency_keys.expires_at <= now()
-    )
-    select * from before`;
-  if (!row) return { kind: 'open' };
+    )`;
+}
+
+function claimOf(call: CallKey, row: Row | undefined, keyring: Keyring): CallKeyClaim {
+  if (!row?.fingerprint) return { kind: 'open' };
   if (row.fingerprint !== call.fingerprint) return { kind: 'reused' };
   const answer = kept(call, row, keyring);
   return answer ? { kind: 'replay', kept: answer } : { kind: 'open' };
+}
+
+/**
+ * Binds the key to this call on its first use, in one statement, or says what the key holds:
+ * another call (reused), this call's final answer (replay), or nothing yet (open: the call goes
+ * on, and meets its workflow if one is open). A key past its retention is bound afresh.
+ */
+export async function claimCallKey(
+  sql: Db,
+  keyring: Keyring,
+  call: CallKey,
+): Promise<CallKeyClaim> {
+  const [row]: [Row?] = await sql`with ${claimingCtes(sql, call)} select * from before`;
+  return claimOf(call, row, keyring);
+}
+
+/** The approval standing for a call, as far as the claim's statement reads it. */
+export interface StandingRef {
+  id: string;
+  status: ApprovalStatus;
+  workflowId: string;
+}
+
+/**
+ * claimCallKey, and in the same statement the approval standing for the call
+ * (findStandingApproval's filter): a call with a key pays one round trip and one transaction for
+ * both (issue 24.2), where it paid two.
+ */
+export async function claimCallKeyAndFindStanding(
+  sql: Db,
+  keyring: Keyring,
+  call: CallKey & { retryWindowSeconds: number },
+): Promise<{ claim: CallKeyClaim; standing: StandingRef | null }> {
+  const [row]: [(Row & { standingId: string | null } & Omit<StandingRef, 'id'>)?] = await sql`
+    with ${claimingCtes(sql, call)}, standing as (
+      select id, status, workflow_id from approvals
+      ${standingApprovalFilter(sql, call.environmentId, call.fingerprint, call.retryWindowSeconds)}
+    )
+    select b.*, s.id as standing_id, s.status, s.workflow_id
+    from (select) one left join before b on true left join standing s on true`;
+  const standing =
+    row?.standingId != null
+      ? { id: row.standingId, status: row.status, workflowId: row.workflowId }
+      : null;
+  return { claim: claimOf(call, row, keyring), standing };
 }
 
 /** The columns of a kept answer, as a row joined where a call is prepared reads them. */

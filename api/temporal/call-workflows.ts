@@ -16,9 +16,10 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordCallAudit } from '../../activities/calls/call-records.js';
 import { recordReplayAudit } from '../../activities/calls/replay-audit.js';
-import { callKey, claimCallKey } from '../../activities/db/call-idempotency-keys.js';
+import { callKey, claimCallKeyAndFindStanding } from '../../activities/db/call-idempotency-keys.js';
 import {
   approvalView,
+  findPendingApproval,
   findStandingApproval,
   type Approval,
 } from '../../activities/db/approvals.js';
@@ -193,18 +194,27 @@ export class CallWorkflows {
   async run(call: CallRequest, ticket: CallTicket): Promise<GivenAnswer> {
     // Repeats of a held call are answered from Postgres: the workflow would only say the same,
     // and fifty waiting callers must not crowd its ten Update slots. A call with an
-    // Idempotency-Key binds it, or meets the answer kept under it (issue 19.1); both reads at once.
+    // Idempotency-Key binds it, or meets the answer kept under it (issue 19.1); both in one
+    // statement (issue 24.2), and the whole held approval read only when there is one.
     const key = call.idempotencyKey;
-    const [claim, standing] = await Promise.all([
-      key === undefined ? null : claimCallKey(this.sql, this.keyring, callKey(call, key)),
-      findStandingApproval(this.sql, call.environmentId, call.fingerprint, call.retryWindowSeconds),
-    ]);
+    const { claim, standing } =
+      key === undefined
+        ? { claim: null, standing: await this.standing(call) }
+        : await claimCallKeyAndFindStanding(this.sql, this.keyring, {
+            ...callKey(call, key),
+            retryWindowSeconds: call.retryWindowSeconds,
+          });
     if (claim?.kind === 'reused') return this.refuseReusedKey(call, ticket);
     if (claim?.kind === 'replay') {
       await recordReplayAudit(this.sql, call, ticket, claim.kept);
       return { ...claim.kept.answer, replayed: true };
     }
-    const pending = standing?.status === 'pending' ? standing : null;
+    const pending =
+      standing?.status !== 'pending'
+        ? null
+        : 'policyId' in standing
+          ? standing
+          : await findPendingApproval(this.sql, call.environmentId, call.fingerprint);
     if (pending) {
       const held = answerHeld(approvalView(pending), `approval ${pending.id} pending`);
       await recordCallAudit(
@@ -232,6 +242,15 @@ export class CallWorkflows {
     // A decided approval's retry goes to the workflow that holds it, under the id it was held
     // with: calls held before issue 15 named the action live under the older id form.
     return this.update(call, ticket, standing?.workflowId ?? callWorkflowId(call));
+  }
+
+  private standing(call: CallRequest): Promise<Approval | null> {
+    return findStandingApproval(
+      this.sql,
+      call.environmentId,
+      call.fingerprint,
+      call.retryWindowSeconds,
+    );
   }
 
   /** The same Idempotency-Key for another call (issue 19.1): refused, and audited as refused. */
