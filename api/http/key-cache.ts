@@ -103,6 +103,7 @@ export class KeyCache {
         // Not listening: nothing is cached, and the next request tries again.
         this.listening = null;
       });
+    if (this.timer) return;
     this.timer = setInterval(() => {
       this.beat();
     }, HEARTBEAT_MS);
