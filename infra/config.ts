@@ -74,6 +74,17 @@ const schema = z.object({
   /** Set by `gatehouse dev`, whose banner prints a one-step sign-in link for the Temporal UI:
    * the codec endpoint's refusals and sign-in page then point to it (issue 20). */
   CODEC_DEV_SIGN_IN_LINK: z.stringbool().default(false),
+  /** Workflows each worker task queue keeps in memory between their tasks (issue 24). A held call
+   * waits for days; evicted, it replays its short history (~20 events) when decided or expired,
+   * so memory stays bounded however many calls are held. 0 keeps none (every task replays);
+   * otherwise at least the 200 workflow tasks a worker runs at once. */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce
+    .number()
+    .int()
+    .refine((n) => n === 0 || (n >= 200 && n <= 100_000), {
+      message: 'must be 0 (no cache) or 200-100000',
+    })
+    .default(500),
   /** How long a request waits for Temporal to take its call or decision; one not taken by then
    * is refused by the workflow, never applied later (issue 11). */
   REQUEST_DEADLINE_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
@@ -215,6 +226,8 @@ export interface Config {
     /** Whether a `gatehouse dev` banner offers a one-step codec sign-in link (issue 20). */
     devSignInLink: boolean;
   };
+  /** WORKER_MAX_CACHED_WORKFLOWS: the bound on each worker task queue's workflow cache. */
+  worker: { maxCachedWorkflows: number };
   api: { host: string; port: number; publicUrl: string; bodyLimitBytes: number };
   upstream: { timeoutMs: number };
   approvals: { retryWindowSeconds: number };
@@ -281,6 +294,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiOrigin: c.TEMPORAL_UI_URL ? new URL(c.TEMPORAL_UI_URL).origin : null,
       devSignInLink: c.CODEC_DEV_SIGN_IN_LINK,
     },
+    worker: { maxCachedWorkflows: c.WORKER_MAX_CACHED_WORKFLOWS },
     api: {
       host: c.API_HOST,
       port: c.API_PORT,

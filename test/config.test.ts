@@ -120,6 +120,20 @@ describe('configuration', () => {
     });
   });
 
+  it('bounds the worker workflow cache by default, and takes 0 or at least 200', () => {
+    expect(loadConfig(minimal).worker).toEqual({ maxCachedWorkflows: 500 });
+    expect(loadConfig({ ...minimal, WORKER_MAX_CACHED_WORKFLOWS: '0' }).worker).toEqual({
+      maxCachedWorkflows: 0,
+    });
+    expect(loadConfig({ ...minimal, WORKER_MAX_CACHED_WORKFLOWS: '2000' }).worker).toEqual({
+      maxCachedWorkflows: 2000,
+    });
+    // Fewer than the 200 workflow tasks a worker runs at once would make the SDK lower that.
+    expect(problems({ ...minimal, WORKER_MAX_CACHED_WORKFLOWS: '50' })).toEqual([
+      'WORKER_MAX_CACHED_WORKFLOWS: must be 0 (no cache) or 200-100000',
+    ]);
+  });
+
   it('knows the Temporal UI by its origin, and no UI when none is set', () => {
     expect(loadConfig(minimal).temporal.uiOrigin).toBeNull();
     expect(

@@ -58,6 +58,10 @@ export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
     workflowBundle,
     activities,
     dataConverter,
+    // Bounded whatever the heap (issue 24): the SDK's default grows with the heap limit (~2,300
+    // workflows at Node's 4 GiB), and a held call would stay cached for as long as it waits. An
+    // evicted call replays its few events when its decision or expiry comes.
+    maxCachedWorkflows: config.worker.maxCachedWorkflows,
   };
   const workers = await Promise.all([
     Worker.create({

@@ -12,6 +12,7 @@ import {
 import { approvalWaysScenario } from './approval-ways.js';
 import { columns, ratio, type Row } from './columns.js';
 import { floorCall } from './engine-floor.js';
+import { heldCount, runHeld } from './held-run.js';
 import { measure } from './measure.js';
 import { runScenarios, type Results, type Settings, type Throughput } from './scenarios.js';
 import { simulationScenario, type SimulationResult } from './simulation.js';
@@ -237,6 +238,7 @@ async function main(): Promise<void> {
   const mode = process.argv.includes('--quick') ? 'quick' : 'full';
   const scaleOut = process.argv.includes('--scale-out');
   const settings = MODES[mode];
+  const held = heldCount(process.argv, mode);
   const started = performance.now();
   const log = (line: string) => {
     process.stdout.write(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
@@ -256,6 +258,10 @@ async function main(): Promise<void> {
   let simulation: SimulationResult;
   let approvals: ApprovalWaysReport;
   try {
+    if (held !== undefined) {
+      await runHeld(stack, held, mode, log);
+      return;
+    }
     if (only === 'simulate') {
       simulation = await simulationScenario(stack, settings.simulationRuns, log);
       process.stdout.write(`\n${simulationLine(simulation)}`);

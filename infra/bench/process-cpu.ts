@@ -15,7 +15,7 @@ interface ProcStat {
   ticks: number;
 }
 
-async function procStat(pid: number): Promise<ProcStat | null> {
+export async function procStat(pid: number): Promise<ProcStat | null> {
   try {
     const text = await readFile(`/proc/${String(pid)}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses: fields follow the last ')'.
@@ -27,7 +27,7 @@ async function procStat(pid: number): Promise<ProcStat | null> {
   }
 }
 
-async function commandLine(pid: number): Promise<string> {
+export async function commandLine(pid: number): Promise<string> {
   try {
     return (await readFile(`/proc/${String(pid)}/cmdline`, 'utf8')).replaceAll('\0', ' ');
   } catch {
@@ -35,7 +35,7 @@ async function commandLine(pid: number): Promise<string> {
   }
 }
 
-function roleOf(command: string): Role | null {
+export function roleOf(command: string): Role | null {
   if (/bin\.js api\b/.test(command)) return 'api';
   if (/bin\.js worker\b/.test(command)) return 'worker';
   if (/server start-dev/.test(command)) return 'temporal';
