@@ -1,7 +1,4 @@
-import type { Client } from '@temporalio/client';
-import type { Config } from '../infra/config.js';
-import type { Sql } from '../infra/database/client.js';
-import type { Logger } from '../infra/logger.js';
+import type { ActivityDeps } from './deps.js';
 import { callRecordActivities } from './calls/call-records.js';
 import { prepareCallActivity } from './calls/prepare-call.js';
 import { callUpstreamActivity } from './calls/upstream-request.js';
@@ -15,14 +12,6 @@ import { refreshTokensActivity } from './oauth/refresh-tokens.js';
 import { revokeAtProviderActivity } from './oauth/revoke-at-provider.js';
 import { webhookActivities } from './webhooks/webhook-activities.js';
 import { startApprovalDeliveryActivity } from './webhooks/start-delivery.js';
-
-export interface ActivityDeps {
-  sql: Sql;
-  config: Config;
-  logger: Logger;
-  /** For activities that join other workflows (a call's token refresh through `refresh/<id>`). */
-  temporal: Client;
-}
 
 /**
  * Every activity the worker registers, built from its dependencies so tests and the worker wire

@@ -1,8 +1,5 @@
-import type { Client } from '@temporalio/client';
 import express, { type Express } from 'express';
-import type { Config } from '../infra/config.js';
-import type { Sql } from '../infra/database/client.js';
-import type { Logger } from '../infra/logger.js';
+import type { ApiDeps } from './deps.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFound } from './http/errors-middleware.js';
 import { idempotency } from './http/idempotency.js';
@@ -39,13 +36,6 @@ import { policyVersionRoutes } from './routes/policy-versions.js';
 import { proxyRoutes } from './routes/proxy.js';
 import { usersRoutes } from './routes/users.js';
 import { webhookEndpointRoutes } from './routes/webhook-endpoint.js';
-
-export interface ApiDeps {
-  config: Config;
-  sql: Sql;
-  temporal: Client;
-  logger: Logger;
-}
 
 /**
  * The HTTP surface, in the order a request meets it: trace id, request log, public routes

@@ -1,6 +1,7 @@
 import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { createApp, type ApiDeps } from './app.js';
+import { createApp } from './app.js';
+import type { ApiDeps } from './deps.js';
 import { ApiError, InvalidRequestError } from './errors.js';
 
 /**

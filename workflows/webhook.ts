@@ -1,16 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-
-/**
- * An approval event to deliver (`approval.requested`, `approval.decided`). Ids only: the payload
- * (and, for `approval.requested`, its decision links) is made from Postgres at delivery time.
- */
-export interface ApprovalEvent {
-  environmentId: string;
-  approvalId: string;
-  /** Stable across retries (`webhook-id`), so receivers can de-duplicate. */
-  eventId: string;
-}
+import type { ApprovalEvent } from './webhook-types.js';
 
 // Temporal's retries are the delivery guarantee: backoff up to an hour apart, for 24 hours.
 const { deliverApprovalDecided, deliverApprovalRequested } = proxyActivities<Activities>({

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { callWorkflowsFor } from '../../api/temporal/call-workflows.js';
 import type { ApprovalStatus } from '../../workflows/call-types.js';
 import { findApprovalById } from '../db/approvals.js';
-import type { ActivityDeps } from '../index.js';
+import type { ActivityDeps } from '../deps.js';
 
 /** How long one attempt waits before it hands back to the workflow, which starts another. */
 const ATTEMPT_MS = 5 * 60_000;

@@ -1,4 +1,4 @@
-import type { ActivityDeps } from '../index.js';
+import type { ActivityDeps } from '../deps.js';
 import { awaitApprovalDecisionActivity } from './await-approval.js';
 import { cancelNexusCallActivity } from './cancel-nexus-call.js';
 import { runNexusCallActivity } from './run-nexus-call.js';

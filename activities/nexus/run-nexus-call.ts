@@ -8,7 +8,7 @@ import type {
   NexusTicket,
 } from '../../workflows/nexus/run-action-types.js';
 import type { RunActionResult } from '../../workflows/nexus/gatehouse-service.js';
-import type { ActivityDeps } from '../index.js';
+import type { ActivityDeps } from '../deps.js';
 import { nexusCallRequest } from './nexus-call-request.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ApprovalEvent } from '../../workflows/webhook.js';
+import type { ApprovalEvent } from '../../workflows/webhook-types.js';
 import { findApprovalById, type Approval } from '../db/approvals.js';
 import { findWebhookEndpointForDelivery, type WebhookEndpoint } from '../db/webhook-endpoints.js';
 import type { WebhookDeps } from './signed-delivery.js';

@@ -1,4 +1,4 @@
-import type { ApprovalEvent } from '../../workflows/webhook.js';
+import type { ApprovalEvent } from '../../workflows/webhook-types.js';
 import { withPolicyInForce, type PresentedApproval } from '../approvals/policy-in-force.js';
 import { approvalView } from '../db/approvals.js';
 import { findGrantOfApproval, grantView } from '../db/grants.js';

@@ -1,4 +1,4 @@
-import type { ApprovalEvent } from '../../workflows/webhook.js';
+import type { ApprovalEvent } from '../../workflows/webhook-types.js';
 import { decisionLinks, type DecisionLink } from '../approvals/decision-links.js';
 import { withPolicyInForce, type PresentedApproval } from '../approvals/policy-in-force.js';
 import { approvalView } from '../db/approvals.js';

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Sql } from '../../infra/database/client.js';
-import type { ApprovalEvent } from '../../workflows/webhook.js';
+import type { ApprovalEvent } from '../../workflows/webhook-types.js';
 import { hasWebhookEndpoint } from '../db/webhook-endpoints.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
 import { mcpNotReadyError } from './mcp-not-ready.js';
 

@@ -5,7 +5,7 @@ import { chooseClientForNewConnection } from '../../activities/oauth/credentials
 import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
 import type { DirectoryAction } from '../../activities/apps/directory.js';
 import { findApp } from '../../workflows/catalog/index.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { directoryCall } from '../calls/action-input.js';
 import { answerCall, callAnswerError } from '../calls/call-answer.js';
 import { callHeaders, callRequestFor } from '../calls/call-context.js';

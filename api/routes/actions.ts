@@ -5,7 +5,7 @@ import {
   listEnvironmentActions,
   type DirectoryAction,
 } from '../../activities/apps/directory.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { directoryCall, directoryInputSchema } from '../calls/action-input.js';
 import { callHeaders, callRequestOf } from '../calls/call-context.js';
 import { runCall } from '../calls/call-answer.js';

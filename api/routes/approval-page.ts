@@ -11,7 +11,7 @@ import {
   type ApprovalLink,
 } from '../../activities/db/approval-links.js';
 import { findApproval, type Approval } from '../../activities/db/approvals.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import {
   decideApproval,
   decisionRefusal,

@@ -3,7 +3,7 @@ import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { policiesInForce, withPolicyInForce } from '../../activities/approvals/policy-in-force.js';
 import { listApprovals } from '../../activities/db/approvals.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { decideApproval, loadApproval, presentApproval } from '../approvals/decide.js';
 import { NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { findEnvironmentApp, listEnvironmentApps } from '../../activities/apps/directory.js';
 import { connectReadiness } from '../../activities/oauth/connect-readiness.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { parse } from '../http/validate.js';

@@ -6,7 +6,7 @@ import {
   listAuditEvents,
   type AuditEvent,
 } from '../../activities/db/audit-events.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';
 import { authorize, callerOf } from '../http/authorize.js';

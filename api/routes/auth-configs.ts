@@ -8,7 +8,7 @@ import {
   type AuthConfig,
 } from '../../activities/db/auth-configs.js';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { catalogApp, knownAppIds } from '../catalog-app.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';

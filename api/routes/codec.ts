@@ -12,7 +12,7 @@ import {
   PayloadDecryptionError,
   PayloadEncryptionCodec,
 } from '../../infra/temporal/payload-codec.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { refuseOtherEnvironments } from '../codec/payload-environment.js';
 import { html, type Html } from '../connect/pages/html.js';
 import { renderLayout } from '../connect/pages/layout.js';

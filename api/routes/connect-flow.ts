@@ -12,7 +12,7 @@ import {
 import { startAuthorization } from '../../activities/oauth/authorization-url.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/redirect-uri.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import {
   attemptCookieValue,
   clearAttemptCookie,

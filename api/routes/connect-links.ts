@@ -4,7 +4,7 @@ import { upsertConnectedUser } from '../../activities/db/connected-users.js';
 import { findMcpApp } from '../../activities/db/mcp-apps.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
 import { findApp } from '../../workflows/catalog/index.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { newConnectLink } from '../connect/links.js';
 import { assertMcpAppConnectable } from '../connect/mcp-link-readiness.js';
 import { ApiError, ConflictError, InvalidRequestError } from '../errors.js';

@@ -6,7 +6,7 @@ import {
   saveConnectSettings,
   type ConnectSettings,
 } from '../../activities/db/connect-settings.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { parse } from '../http/validate.js';
 import { registerManagementOperation } from '../openapi/registry.js';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Caller } from '../../activities/db/api-keys.js';
 import { findConnection, readTokens, type Connection } from '../../activities/db/connections.js';
 import { needsRefresh, type RefreshResult } from '../../workflows/connection-types.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { connectionExpiredError, reconnectLinkFor } from '../connect/links.js';
 import { ApiError, ConflictError, NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';

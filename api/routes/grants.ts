@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { grantView, listGrants, revokeGrant } from '../../activities/db/grants.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';

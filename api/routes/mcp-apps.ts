@@ -16,7 +16,7 @@ import {
   updateMcpAppSettings,
   type RegistryDeps,
 } from '../../activities/mcp-apps/registry.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { expectNoBody, parse } from '../http/validate.js';

@@ -7,7 +7,7 @@ import {
   metadataDocument,
 } from '../../activities/mcp-auth/client-metadata.js';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { NotFoundError } from '../errors.js';
 
 /**

@@ -16,7 +16,7 @@ import {
   type McpOAuthClient,
   type McpOAuthClientChange,
 } from '../../activities/db/mcp-oauth-clients.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { environmentApp, knownAppIds } from '../catalog-app.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';

@@ -5,7 +5,7 @@ import { createMcpSession, revokeMcpSession } from '../../activities/db/mcp-sess
 import type { Sql } from '../../infra/database/client.js';
 import { findAction, findApp } from '../../workflows/catalog/index.js';
 import { MCP_TOOL_NAME } from '../../workflows/catalog/mcp-tools.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';

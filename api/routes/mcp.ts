@@ -1,7 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { authenticate } from '../http/authenticate.js';
 import { jsonBody } from '../http/json-body.js';

@@ -8,7 +8,7 @@ import {
   type StoredPolicy,
 } from '../../activities/db/policies.js';
 import { checkCondition, MAX_CONDITION_LENGTH } from '../../activities/policy/conditions.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { parse } from '../http/validate.js';

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { simulatePolicy } from '../../activities/policy/simulation.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { ConflictError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { parse } from '../http/validate.js';

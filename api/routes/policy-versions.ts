@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { listPolicyVersions } from '../../activities/db/policy-versions.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { pageQuery } from '../http/id-cursor.js';

@@ -6,7 +6,7 @@ import { findEnvironmentAppRecord } from '../../activities/apps/directory.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import { scopeOfMethod } from '../../workflows/policy.js';
 import { connectionListed } from '../../workflows/upstream-answer.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { callHeaders, callRequestOf } from '../calls/call-context.js';
 import { runCall } from '../calls/call-answer.js';
 import { refusable, type RefusedCall } from '../calls/refusals.js';

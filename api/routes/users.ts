@@ -8,7 +8,7 @@ import {
 } from '../../activities/db/connected-users.js';
 import { listUserConnections } from '../../activities/db/connections.js';
 import type { Sql } from '../../infra/database/client.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';

@@ -8,7 +8,7 @@ import {
 } from '../../activities/db/webhook-endpoints.js';
 import { endpointAddressProblem } from '../../activities/webhooks/endpoint-address.js';
 import { webhookEndpointInput } from '../../activities/webhooks/endpoint-input.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { parse } from '../http/validate.js';

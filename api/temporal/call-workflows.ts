@@ -48,6 +48,7 @@ import type {
   DecisionInput,
 } from '../../workflows/call-types.js';
 import { searchAttributes } from '../../workflows/search-attributes.js';
+import type { GivenAnswer } from './given-answer.js';
 import { WaitingCalls } from './waiting-calls.js';
 import {
   ApiError,
@@ -57,6 +58,9 @@ import {
   ServiceUnavailableError,
   isTemporalUnavailable,
 } from '../errors.js';
+
+/** Defined below this module so `WaitingCalls` shares it; callers still import it from here. */
+export type { GivenAnswer };
 
 /**
  * gRPC statuses an Update may meet while many callers crowd one workflow: RESOURCE_EXHAUSTED
@@ -168,9 +172,6 @@ async function sendUpdate<T>(
  * the HTTP answer. Every wait is bounded (issue 11): an Update not taken by its deadline is
  * refused by the workflow, never applied late.
  */
-/** A call's answer to one request; `replayed` when it is the answer kept under its key. */
-export type GivenAnswer = CallAnswer & { replayed?: true };
-
 export class CallWorkflows {
   /** Calls whose callers prefer to wait for a held call's decision (issue 23.1). */
   readonly waiting: WaitingCalls;

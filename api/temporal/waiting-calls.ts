@@ -2,8 +2,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { recordJoinedAudit } from '../../activities/calls/joined-audit.js';
 import { findApproval } from '../../activities/db/approvals.js';
 import type { Sql } from '../../infra/database/client.js';
-import type { CallRequest, CallTicket } from '../../workflows/call-types.js';
-import type { CallWorkflows, GivenAnswer } from './call-workflows.js';
+import type { ApprovalStatus, CallRequest, CallTicket } from '../../workflows/call-types.js';
+import type { GivenAnswer } from './given-answer.js';
+
+/**
+ * What waiting needs of `CallWorkflows`, which owns the waiting: declared here rather than
+ * imported, so the two modules do not import each other (issue 24.5).
+ */
+export interface HeldCallRunner {
+  run(call: CallRequest, ticket: CallTicket): Promise<GivenAnswer>;
+  awaitDecision(
+    workflowId: string,
+    approvalId: string,
+    waitMs: number,
+  ): Promise<ApprovalStatus | 'ended' | 'unknown'>;
+}
 
 /** The approval a held answer names, or null when the answer is not `approval_required`. */
 function heldApprovalId(answer: GivenAnswer): string | null {
@@ -33,7 +46,7 @@ export class WaitingCalls {
   private readonly shared = new Map<string, SharedWait>();
 
   constructor(
-    private readonly calls: CallWorkflows,
+    private readonly calls: HeldCallRunner,
     private readonly sql: Sql,
     /** The longest wait one awaitDecision asks for: the most a caller may prefer. */
     private readonly maxWaitMs: number,

@@ -1,0 +1,12 @@
+/**
+ * An approval event to deliver (`approval.requested`, `approval.decided`). Ids only: the payload
+ * (and, for `approval.requested`, its decision links) is made from Postgres at delivery time.
+ * Its own module, with no imports, so the delivery activities take it without importing the
+ * workflows that run them (issue 24.5: no import cycles).
+ */
+export interface ApprovalEvent {
+  environmentId: string;
+  approvalId: string;
+  /** Stable across retries (`webhook-id`), so receivers can de-duplicate. */
+  eventId: string;
+}
