@@ -105,7 +105,13 @@ describe('gatehouse keys', () => {
     expect(listed).not.toContain(key);
 
     expect(await revokeKeyCommand(db.sql, id)).toBe(`revoked key ${id}`);
-    expect(await status(key)).toBe(401);
+    // Within the API key cache's bound (2 s), polled.
+    let after = await status(key);
+    for (const until = Date.now() + 5000; after !== 401 && Date.now() < until;) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = await status(key);
+    }
+    expect(after).toBe(401);
     const table = await listKeysCommand(db.sql, 'lifecycle');
     expect(table.split('\n')[0]).toMatch(/^ID +PREFIX +NAME +ACCESS +AGENT +AUDIENCE +STATUS$/);
     expect(table).toMatch(new RegExp(`^${id} .* revoked$`, 'm'));
