@@ -11,6 +11,7 @@ import {
 } from './approval-ways-report.js';
 import { approvalWaysScenario } from './approval-ways.js';
 import { columns, ratio, type Row } from './columns.js';
+import { compareDevStack } from './dev-comparison.js';
 import { floorCall } from './engine-floor.js';
 import { heldCount, runHeld } from './held-run.js';
 import { measure } from './measure.js';
@@ -243,6 +244,11 @@ async function main(): Promise<void> {
   const log = (line: string) => {
     process.stdout.write(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
   };
+  if (process.argv.includes('--stack')) {
+    // `gatehouse dev` against this benchmark's stack, in one run (issue 24.4).
+    await compareDevStack(process.argv[process.argv.indexOf('--stack') + 1], settings, log);
+    return;
+  }
   log(`starting the stack (${mode} mode${scaleOut ? ', 2 API and 2 worker processes' : ''})`);
   const processes = scaleOut ? 2 : 1;
   const profileAt = process.argv.indexOf('--profile');
