@@ -5,6 +5,7 @@ import { callUpstreamActivity } from './calls/upstream-request.js';
 import { serveReadActivity } from './calls/serve-read.js';
 import { connectionRecordActivities } from './connections/records.js';
 import { checkDatabaseActivity } from './health/check-database.js';
+import { sealAuditActivity } from './audit/seal-audit.js';
 import { mcpAuthActivities } from './mcp-auth/activities.js';
 import { nexusActivities } from './nexus/nexus-activities.js';
 import { exchangeCodeActivity } from './oauth/exchange-code.js';
@@ -40,6 +41,11 @@ export function createActivities(deps: ActivityDeps) {
     ...webhookActivities(deps),
     startApprovalDelivery: startApprovalDeliveryActivity(deps),
     ...nexusActivities(deps),
+    sealAudit: sealAuditActivity({
+      sql: deps.sql,
+      signingKey: deps.config.audit.signingKey,
+      settleSeconds: deps.config.audit.settleSeconds,
+    }),
   };
 }
 

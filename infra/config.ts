@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseAuditSigningKey, type AuditSigningKey } from './audit-signing-key.js';
 import type { Keyring } from './encryption.js';
 
 /**
@@ -159,6 +160,19 @@ const schema = z.object({
   /** How long a request waits for the shared count before it is counted in the process alone. */
   RATE_LIMIT_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(500),
 
+  /** Signs audit checkpoints (issue 25.1): an Ed25519 PKCS#8 PEM or a 32-byte base64 seed.
+   * Unset: the worker seals nothing (README "Audit integrity"). */
+  AUDIT_SIGNING_KEY: z.string().min(1).optional(),
+  /** The id checkpoints record for the key; a rotation is a new key under a new id. */
+  AUDIT_SIGNING_KEY_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 letters, digits, - or _')
+    .default('a1'),
+  /** How often the Temporal Schedule seals new audit events into checkpoints. */
+  AUDIT_SEAL_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Events younger than this are left to the next seal: the service may still rewrite them. */
+  AUDIT_SEAL_SETTLE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
+
   LOG_LEVEL: logLevel.default('info'),
 });
 
@@ -240,6 +254,12 @@ export interface Config {
     platformClients: Record<string, { clientId: string; clientSecret: string }>;
   };
   rateLimits: RateLimits;
+  audit: {
+    /** null: no AUDIT_SIGNING_KEY, nothing is sealed. */
+    signingKey: AuditSigningKey | null;
+    sealIntervalSeconds: number;
+    settleSeconds: number;
+  };
   logLevel: z.infer<typeof logLevel>;
 }
 
@@ -267,6 +287,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError([
       'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH: set both for mutual TLS, or neither',
     ]);
+  }
+  let signingKey: AuditSigningKey | null = null;
+  try {
+    signingKey = c.AUDIT_SIGNING_KEY
+      ? parseAuditSigningKey(c.AUDIT_SIGNING_KEY, c.AUDIT_SIGNING_KEY_ID)
+      : null;
+  } catch (error) {
+    throw new ConfigError([`AUDIT_SIGNING_KEY: ${(error as Error).message}`]);
   }
   return {
     database: {
@@ -336,6 +364,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       failedAuthPerMinute: c.RATE_LIMIT_FAILED_AUTH_PER_MINUTE,
       pagesPerMinute: c.RATE_LIMIT_PAGES_PER_MINUTE,
       timeoutMs: c.RATE_LIMIT_TIMEOUT_MS,
+    },
+    audit: {
+      signingKey,
+      sealIntervalSeconds: c.AUDIT_SEAL_INTERVAL_SECONDS,
+      settleSeconds: c.AUDIT_SEAL_SETTLE_SECONDS,
     },
     logLevel: c.LOG_LEVEL,
   };

@@ -8,3 +8,4 @@ export { governedCall } from './call.js';
 export { approvalDecidedWebhook, approvalRequestedWebhook } from './webhook.js';
 export { engineFloor } from './engine-floor.js';
 export { nexusRunAction } from './nexus/run-action.js';
+export { sealAuditEvents } from './seal-audit.js';

@@ -107,7 +107,9 @@ export async function writeRunAuditEvents(
     ), written as (
       insert into audit_events ${sql(rows)}
       on conflict (id) do update set
-        time = now(), action = excluded.action, scope = excluded.scope,
+        -- excluded holds the row as the hash trigger saw it (time is its default, now()): the
+        -- hash is over the row as finally written (issue 25.1).
+        time = excluded.time, hash = excluded.hash, action = excluded.action, scope = excluded.scope,
         decision = excluded.decision, reason = excluded.reason, agent_id = excluded.agent_id,
         via = excluded.via, user_external_id = excluded.user_external_id,
         connected_user_id = excluded.connected_user_id, connection_id = excluded.connection_id,
@@ -116,6 +118,9 @@ export async function writeRunAuditEvents(
         policy_id = excluded.policy_id, policy_version = excluded.policy_version,
         grant_id = excluded.grant_id, workflow_run_id = excluded.workflow_run_id
       where audit_events.environment_id = excluded.environment_id
+        -- A sealed row is never written over (issue 25.1): the checkpoint is the record.
+        and audit_events.seq > coalesce((select max(last_seq) from audit_checkpoints
+          where environment_id = excluded.environment_id), 0)
         and (audit_events.workflow_run_id = excluded.workflow_run_id
           or audit_events.id = any(${replacing}::uuid[]))
       returning id

@@ -13,6 +13,7 @@ import {
   approvalLinkSettings,
   type ApprovalLinkOptions,
 } from './approvals.js';
+import { auditKeysCommand, verifyAuditCommand, type VerifyAuditOptions } from './audit.js';
 import { withCliDatabase } from './cli-database.js';
 import {
   acceptMcpAppCommand,
@@ -203,6 +204,25 @@ webhooks
       withCliDatabase((sql) => removeWebhookCommand(sql, options.env)),
     ),
   );
+
+const audit = program
+  .command('audit')
+  .description('the audit trail: verify its checkpoints and hashes (README "Audit integrity")');
+audit
+  .command('verify')
+  .description('recompute every hash, Merkle root, chain link and signature; exit 1 on a mismatch')
+  .option('--env <name>', 'one environment (default: all)')
+  .option('--since <time>', 'only checkpoints sealed since this ISO time')
+  .option('--public-keys <file>', 'trusted keys {"<key id>": "<PEM>"} instead of the database')
+  .action(
+    action((options: VerifyAuditOptions) =>
+      withCliDatabase((sql) => verifyAuditCommand(sql, options)),
+    ),
+  );
+audit
+  .command('keys')
+  .description('print the checkpoint signing public keys, as a --public-keys file')
+  .action(action(() => withCliDatabase((sql) => auditKeysCommand(sql))));
 
 const apps = program
   .command('apps')

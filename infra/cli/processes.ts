@@ -1,4 +1,5 @@
 import { startApiServer } from '../../api/server.js';
+import { startAuditSealing } from '../../worker/audit-seal-schedule.js';
 import { createWorker } from '../../worker/worker.js';
 import { loadConfig } from '../config.js';
 import { createConfiguredSql } from '../database/client.js';
@@ -33,6 +34,9 @@ export async function runWorker(): Promise<void> {
   installTemporalRuntime(logger, { handleSignals: true });
   const connection = await connectWorker(config.temporal);
   const worker = await createWorker({ config, sql, logger, connection });
+  const temporal = await connectClient(config.temporal, config.encryption);
+  await startAuditSealing(temporal, config, logger);
+  await temporal.connection.close();
   logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
   await worker.run();
   await connection.close();

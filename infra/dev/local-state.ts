@@ -17,6 +17,8 @@ export const dataDir = path.resolve(process.env.GATEHOUSE_DATA_DIR ?? path.join(
 const stateSchema = z.object({
   postgres: z.object({ port: z.number().int(), password: z.string() }),
   encryptionKey: z.string(),
+  /** The Ed25519 seed that signs audit checkpoints; added to older state files on load. */
+  auditSigningKey: z.string().optional(),
   temporal: z.object({ port: z.number().int(), uiPort: z.number().int() }),
   api: z.object({ port: z.number().int() }),
   demoApp: z.object({ port: z.number().int(), clientId: z.string(), clientSecret: z.string() }),
@@ -35,6 +37,7 @@ function fresh(): LocalState {
   return {
     postgres: { port: 5433, password: randomBytes(18).toString('base64url') },
     encryptionKey: randomBytes(32).toString('base64'),
+    auditSigningKey: randomBytes(32).toString('base64'),
     temporal: { port: 7233, uiPort: 8233 },
     api: { port: 3000 },
     demoApp: {
@@ -58,7 +61,11 @@ export async function readLocalState(): Promise<LocalState | null> {
 }
 
 export async function loadOrCreateLocalState(): Promise<LocalState> {
-  return (await readLocalState()) ?? (await saveLocalState(fresh()));
+  const state = await readLocalState();
+  if (state === null) return saveLocalState(fresh());
+  return state.auditSigningKey
+    ? state
+    : saveLocalState({ ...state, auditSigningKey: randomBytes(32).toString('base64') });
 }
 
 export async function saveLocalState(state: LocalState): Promise<LocalState> {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 import { CODEC_PATH } from '../../api/routes/codec.js';
 import { createApiHttpServer, startApiServer } from '../../api/server.js';
+import { startAuditSealing } from '../../worker/audit-seal-schedule.js';
 import { createWorker } from '../../worker/worker.js';
 import { LOCAL_DATABASE, localPostgresDir } from '../cli/cli-database.js';
 import { loadConfig } from '../config.js';
@@ -145,6 +146,8 @@ export async function startDevStack(
     const configWith = (temporalAddress: string) =>
       loadConfig({
         ENCRYPTION_KEY: state.encryptionKey,
+        // Signs audit checkpoints (issue 25.1); kept with the other local secrets.
+        ...(state.auditSigningKey ? { AUDIT_SIGNING_KEY: state.auditSigningKey } : {}),
         // A local webhook receiver is the usual way to try `approval.decided` on one machine.
         WEBHOOK_ALLOW_PRIVATE: 'true',
         // So is an MCP server run on this machine, registered as an app (issue 21).
@@ -243,6 +246,7 @@ export async function startDevStack(
     const api = await startStep('API', REMEDIES.api, async () => {
       const temporal = await connectClient(config.temporal, config.encryption);
       stops.push(() => temporal.connection.close());
+      await startAuditSealing(temporal, config, logger);
       return startApiServer({ config, sql, temporal, logger }, servers.api);
     });
     stops.push(() => api.close());
