@@ -174,6 +174,20 @@ const schema = z.object({
   AUDIT_SEAL_SETTLE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
 
   LOG_LEVEL: logLevel.default('info'),
+
+  /** Tracing (README, "Observe it"): spans go to this OTLP/HTTP collector; unset, tracing is off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  /** Where an operator opens a trace, `{trace_id}` standing for its id: linked from the Temporal UI. */
+  TRACE_URL_TEMPLATE: z
+    .string()
+    .refine((value) => value.includes('{trace_id}'), 'must contain {trace_id}')
+    .refine((value) => URL.canParse(value.replace('{trace_id}', '0')), 'must be a URL')
+    .optional(),
+  /** The process's Prometheus endpoint, `host:port` (e.g. `127.0.0.1:9464`); unset, none. */
+  METRICS_ADDRESS: z
+    .string()
+    .regex(/^(\[[\da-fA-F:.]+\]|[\w.-]+):\d{1,5}$/, 'must be host:port')
+    .optional(),
 });
 
 export type RawConfig = z.infer<typeof schema>;
@@ -254,6 +268,12 @@ export interface Config {
     platformClients: Record<string, { clientId: string; clientSecret: string }>;
   };
   rateLimits: RateLimits;
+  /** Traces and metrics (README, "Observe it"); null where off. */
+  observability: {
+    otlpEndpoint: string | null;
+    traceUrlTemplate: string | null;
+    metrics: { host: string; port: number } | null;
+  };
   audit: {
     /** null: no AUDIT_SIGNING_KEY, nothing is sealed. */
     signingKey: AuditSigningKey | null;
@@ -371,5 +391,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       settleSeconds: c.AUDIT_SEAL_SETTLE_SECONDS,
     },
     logLevel: c.LOG_LEVEL,
+    observability: {
+      otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT ?? null,
+      traceUrlTemplate: c.TRACE_URL_TEMPLATE ?? null,
+      metrics: c.METRICS_ADDRESS ? hostAndPort(c.METRICS_ADDRESS) : null,
+    },
+  };
+}
+
+/** `host:port` or `[v6]:port`, as METRICS_ADDRESS is written. */
+function hostAndPort(address: string): { host: string; port: number } {
+  const colon = address.lastIndexOf(':');
+  return {
+    host: address.slice(0, colon).replace(/^\[(.*)\]$/, '$1'),
+    port: Number(address.slice(colon + 1)),
   };
 }

@@ -1,14 +1,17 @@
 import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { Config } from '../infra/config.js';
 import type { Sql } from '../infra/database/client.js';
 import type { Logger } from '../infra/logger.js';
+import type { Tracing } from '../infra/telemetry/tracing.js';
 import { encryptedDataConverter } from '../infra/temporal/payload-codec.js';
 import { refreshTaskQueue } from '../workflows/connection-types.js';
 import { bundleWorkflows } from './bundle.js';
 import { gatehouseServiceHandler } from './nexus/gatehouse-handler.js';
+import { workerTracingOptions } from './tracing-options.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -22,6 +25,8 @@ export interface WorkerDeps {
    * Everything else gets the codec over `config.encryption`.
    */
   dataConverter?: DataConverter;
+  /** Tracing, when on (infra/telemetry/tracing.ts). */
+  tracing?: Tracing | null;
 }
 
 /** The worker process's Temporal workers, run and stopped together. */
@@ -50,6 +55,15 @@ export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
       connection: deps.connection,
       namespace: config.temporal.namespace,
       dataConverter,
+      ...(deps.tracing
+        ? {
+            interceptors: {
+              workflow: [
+                new OpenTelemetryWorkflowClientInterceptor({ tracer: deps.tracing.tracer }),
+              ],
+            },
+          }
+        : {}),
     }),
   });
   const common = {
@@ -62,6 +76,7 @@ export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
     // workflows at Node's 4 GiB), and a held call would stay cached for as long as it waits. An
     // evicted call replays its few events when its decision or expiry comes.
     maxCachedWorkflows: config.worker.maxCachedWorkflows,
+    ...workerTracingOptions(deps.tracing ?? null),
   };
   const workers = await Promise.all([
     Worker.create({

@@ -24,6 +24,7 @@ import { markConnectionUsed } from '../db/connections.js';
 import { findMcpApp } from '../db/mcp-apps.js';
 import { recordScopeStepUp } from '../mcp-auth/step-up.js';
 import { mcpToolUpstream } from './mcp-tool-upstream.js';
+import { observedUpstream } from './upstream-telemetry.js';
 import { appEndpoints } from '../oauth/endpoints.js';
 
 export interface UpstreamCall {
@@ -254,25 +255,27 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
       if (type && !headers.has('content-type')) headers.set('content-type', type);
       headers.set('authorization', `Bearer ${accessToken}`);
       attempt.mayHaveSent = true;
-      try {
-        return await fetch(url, {
-          method: request.method,
-          headers,
-          ...(body === undefined ? {} : { body }),
-          redirect: 'manual',
-          // Cancelled too when Temporal gives up on this attempt: its caller has been answered.
-          signal: AbortSignal.any([
-            AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-            context.cancellationSignal,
-          ]),
-        });
-      } catch (error) {
-        const failure = upstreamFailure(error, scope, timeoutMs);
-        if (failure.type === UPSTREAM_UNREACHABLE && NOT_SENT.has(causeCode(error) ?? '')) {
-          attempt.mayHaveSent = false;
+      return observedUpstream(target.app, request.method, async () => {
+        try {
+          return await fetch(url, {
+            method: request.method,
+            headers,
+            ...(body === undefined ? {} : { body }),
+            redirect: 'manual',
+            // Cancelled too when Temporal gives up on this attempt: its caller has been answered.
+            signal: AbortSignal.any([
+              AbortSignal.timeout(Math.max(1, deadline - Date.now())),
+              context.cancellationSignal,
+            ]),
+          });
+        } catch (error) {
+          const failure = upstreamFailure(error, scope, timeoutMs);
+          if (failure.type === UPSTREAM_UNREACHABLE && NOT_SENT.has(causeCode(error) ?? '')) {
+            attempt.mayHaveSent = false;
+          }
+          throw failure;
         }
-        throw failure;
-      }
+      });
     };
 
     /** The connection's last use is recent enough that recording this one changes nothing. */

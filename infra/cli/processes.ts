@@ -5,6 +5,7 @@ import { loadConfig } from '../config.js';
 import { createConfiguredSql } from '../database/client.js';
 import { migrate } from '../database/migrate.js';
 import { createLogger } from '../logger.js';
+import { startTracing } from '../telemetry/tracing.js';
 import { connectClient, connectWorker } from '../temporal/connection.js';
 import { installTemporalRuntime } from '../temporal/runtime.js';
 import { untilShutdownSignal } from './signals.js';
@@ -15,14 +16,23 @@ export async function runApi(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, name: 'gatehouse-api' });
   await migrate(config.database.url);
   const sql = createConfiguredSql(config.database);
-  const temporal = await connectClient(config.temporal, config.encryption);
+  const tracing = startTracing({
+    endpoint: config.observability.otlpEndpoint,
+    serviceName: 'gatehouse-api',
+  });
+  const temporal = await connectClient(
+    config.temporal,
+    config.encryption,
+    tracing ? { tracer: tracing.tracer } : {},
+  );
   const api = await startApiServer({ config, sql, temporal, logger });
-  logger.info({ url: api.url }, 'api listening');
+  logger.info({ url: api.url, tracing: tracing !== null }, 'api listening');
   await untilShutdownSignal();
   logger.info('api shutting down');
   await api.close();
   await temporal.connection.close();
   await sql.end({ timeout: 5 });
+  await tracing?.shutdown();
 }
 
 /** `gatehouse worker`: runs workflows and activities; Temporal's runtime drains it on SIGINT/SIGTERM. */
@@ -32,8 +42,12 @@ export async function runWorker(): Promise<void> {
   await migrate(config.database.url);
   const sql = createConfiguredSql(config.database);
   installTemporalRuntime(logger, { handleSignals: true });
+  const tracing = startTracing({
+    endpoint: config.observability.otlpEndpoint,
+    serviceName: 'gatehouse-worker',
+  });
   const connection = await connectWorker(config.temporal);
-  const worker = await createWorker({ config, sql, logger, connection });
+  const worker = await createWorker({ config, sql, logger, connection, tracing });
   const temporal = await connectClient(config.temporal, config.encryption);
   await startAuditSealing(temporal, config, logger);
   await temporal.connection.close();
@@ -41,6 +55,7 @@ export async function runWorker(): Promise<void> {
   await worker.run();
   await connection.close();
   await sql.end({ timeout: 5 });
+  await tracing?.shutdown();
   logger.info('worker stopped');
 }
 

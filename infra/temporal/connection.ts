@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises';
+import type { Tracer } from '@opentelemetry/api';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../config.js';
@@ -31,13 +33,23 @@ async function settings(config: TemporalConfig): Promise<ConnectionSettings> {
 /**
  * The API's handle on Temporal: starts, updates and signals workflows. The key ring is required,
  * so no client can be made that writes call data in the clear or cannot read the worker's answers.
+ * With a `tracer` (tracing on), each start, Update and signal is a span whose context travels to
+ * the workflow in Temporal headers, beside the payloads, never in them.
  */
-export async function connectClient(config: TemporalConfig, keyring: Keyring): Promise<Client> {
+export async function connectClient(
+  config: TemporalConfig,
+  keyring: Keyring,
+  options: { tracer?: Tracer } = {},
+): Promise<Client> {
   const connection = await Connection.connect(await settings(config));
+  const { tracer } = options;
   return new Client({
     connection,
     namespace: config.namespace,
     dataConverter: encryptedDataConverter(keyring),
+    ...(tracer
+      ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer })] } }
+      : {}),
   });
 }
 
