@@ -14,6 +14,7 @@ import { appRoutes } from './routes/apps.js';
 import { approvalPageRoutes } from './routes/approval-page.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { grantRoutes } from './routes/grants.js';
+import { auditIntegrityRoutes } from './routes/audit-integrity.js';
 import { auditRoutes } from './routes/audit.js';
 import { authConfigRoutes } from './routes/auth-configs.js';
 import { codecRoutes } from './routes/codec.js';
@@ -88,6 +89,8 @@ export function createApp(deps: ApiDeps): Express {
   app.use(mcpSessionRoutes(deps));
   app.use(approvalRoutes(deps));
   app.use(grantRoutes(deps));
+  // Before auditRoutes: `/v1/audit/:event_id` would take `checkpoints` and `export` for ids.
+  app.use(auditIntegrityRoutes(deps));
   app.use(auditRoutes(deps));
 
   app.use(notFound);

@@ -1,0 +1,176 @@
+import { Router, type Response } from 'express';
+import { z } from 'zod';
+import { listCheckpoints, type AuditCheckpoint } from '../../activities/db/audit-checkpoints.js';
+import { exportAuditEvents, type ExportedEventRow } from '../../activities/db/audit-export.js';
+import type { ApiDeps } from '../deps.js';
+import { authorize, callerOf } from '../http/authorize.js';
+import { externalUserId } from '../http/external-user-id.js';
+import { parse } from '../http/validate.js';
+import { registerConnectedUserOperation } from '../openapi/registry.js';
+
+const seqCursor = z
+  .string()
+  .regex(/^\d{1,19}$/, 'must be the cursor of an exported line or checkpoint')
+  .optional();
+
+export const exportQuery = z
+  .strictObject({
+    user: externalUserId.optional().meta({ description: "A user's external id" }),
+    decision: z.enum(['allowed', 'blocked', 'denied', 'failed']).optional(),
+    since: z.iso.datetime().optional().meta({ description: 'Events at or after this time' }),
+    until: z.iso.datetime().optional().meta({ description: 'Events before this time' }),
+    cursor: seqCursor.meta({
+      description: 'The `cursor` of the last line received: resume after it',
+    }),
+  })
+  .meta({ id: 'ExportAuditQuery' });
+
+const checkpointsQuery = z
+  .strictObject({
+    limit: z.coerce.number().int().min(1).max(100).default(50),
+    cursor: seqCursor.meta({ description: 'The `cursor` of the previous page' }),
+  })
+  .meta({ id: 'ListAuditCheckpointsQuery' });
+
+const checkpoint = z
+  .object({
+    id: z.string(),
+    after_seq: z
+      .string()
+      .meta({ description: 'Seals the events with after_seq < seq <= last_seq' }),
+    last_seq: z.string(),
+    event_count: z.int(),
+    merkle_root: z.string().meta({ description: 'sha256, hex (README "Audit integrity")' }),
+    previous_hash: z.string().nullable(),
+    hash: z.string(),
+    key_id: z.string(),
+    signature: z.string().meta({ description: 'Ed25519 over the canonical form, base64' }),
+    sealed_at: z.iso.datetime(),
+  })
+  .meta({ id: 'AuditCheckpoint' });
+
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/audit/checkpoints',
+  operationId: 'list_audit_checkpoints',
+  summary: 'List audit checkpoints, oldest first',
+  description:
+    'Each seals the events since the previous one: Merkle root, chain link, Ed25519 signature and key id. `gatehouse audit verify` recomputes them.',
+  request: { query: checkpointsQuery },
+  response: z.object({ data: z.array(checkpoint), cursor: z.string().nullable() }),
+  errors: [],
+});
+registerConnectedUserOperation({
+  method: 'get',
+  path: '/v1/audit/export',
+  operationId: 'export_audit_events',
+  summary: 'Export audit events as NDJSON, oldest first',
+  description:
+    'application/x-ndjson, one event a line in full, with its hash, checkpoint_id (null until sealed) and cursor; pass the last line\'s cursor to resume. Line format: README "Export the audit trail".',
+  request: { query: exportQuery },
+  response: z.string(),
+  errors: [],
+});
+
+function presentCheckpoint(row: AuditCheckpoint): z.infer<typeof checkpoint> {
+  return {
+    id: row.id,
+    after_seq: row.afterSeq,
+    last_seq: row.lastSeq,
+    event_count: row.eventCount,
+    merkle_root: row.merkleRoot.toString('hex'),
+    previous_hash: row.previousHash?.toString('hex') ?? null,
+    hash: row.hash.toString('hex'),
+    key_id: row.keyId,
+    signature: row.signature.toString('base64'),
+    sealed_at: row.sealedAt.toISOString(),
+  };
+}
+
+/** One NDJSON line (README "Export the audit trail"): flat, `time` and `event_id` first. */
+export function exportLine(row: ExportedEventRow): string {
+  return `${JSON.stringify({
+    time: row.time.toISOString(),
+    event_id: row.id,
+    cursor: row.seq,
+    source: 'gatehouse',
+    type: 'audit.event',
+    environment_id: row.environmentId,
+    action: row.action,
+    scope: row.scope,
+    decision: row.decision,
+    reason: row.reason,
+    agent_id: row.agentId,
+    user: row.userExternalId,
+    via: row.via,
+    connected_user_id: row.connectedUserId,
+    connection_id: row.connectionId,
+    approval_id: row.approvalId,
+    grant_id: row.grantId,
+    policy: row.policyId === null ? null : { id: row.policyId, version: row.policyVersion },
+    trace_id: row.traceId,
+    request: row.request,
+    response: row.response,
+    hash: row.hash.toString('hex'),
+    checkpoint_id: row.checkpointId,
+  })}\n`;
+}
+
+/** Writes with backpressure: waits for 'drain' when the socket's buffer is full. */
+async function write(res: Response, chunk: string): Promise<boolean> {
+  if (!res.write(chunk)) {
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+  }
+  return !res.destroyed;
+}
+
+/** Issue 25: the audit trail's checkpoints and its export. Mounted before `/v1/audit/:event_id`. */
+export function auditIntegrityRoutes(deps: ApiDeps): Router {
+  const router = Router();
+
+  router.get('/v1/audit/checkpoints', authorize({ operation: 'read' }), async (req, res) => {
+    const query = parse(checkpointsQuery, req.query, 'query');
+    const rows = await listCheckpoints(deps.sql, callerOf(res).environmentId, {
+      ...(query.cursor === undefined ? {} : { after: query.cursor }),
+      limit: query.limit,
+    });
+    const items = rows.slice(0, query.limit);
+    const more = rows.length > query.limit;
+    res.json({
+      data: items.map(presentCheckpoint),
+      cursor: more ? (items.at(-1)?.lastSeq ?? null) : null,
+    });
+  });
+
+  router.get('/v1/audit/export', authorize({ operation: 'read' }), async (req, res) => {
+    const query = parse(exportQuery, req.query, 'query');
+    const batches = exportAuditEvents(
+      deps.sql,
+      callerOf(res).environmentId,
+      {
+        ...(query.user === undefined ? {} : { user: query.user }),
+        ...(query.decision === undefined ? {} : { decision: query.decision }),
+        ...(query.since === undefined ? {} : { since: new Date(query.since) }),
+        ...(query.until === undefined ? {} : { until: new Date(query.until) }),
+        ...(query.cursor === undefined ? {} : { afterSeq: query.cursor }),
+      },
+      1000,
+    );
+    res.status(200).type('application/x-ndjson');
+    res.flushHeaders();
+    for await (const rows of batches) {
+      // One write per batch: a line per write would cost a syscall per event.
+      if (!(await write(res, rows.map(exportLine).join('')))) return; // the client went away
+    }
+    res.end();
+  });
+  return router;
+}
