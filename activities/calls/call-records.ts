@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../infra/config.js';
 import type { Db, Sql } from '../../infra/database/client.js';
@@ -17,6 +18,21 @@ import { grantView, insertGrant } from '../db/grants.js';
 import { approvalRequest } from './approval-request.js';
 import { insertAuditEvents, writeRunAuditEvents, type NewAuditEvent } from '../db/audit-events.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
+import { approvalLatency, auditWriteRetries, callsTotal } from '../../infra/telemetry/metrics.js';
+
+/** Counts the answers just recorded: one audit event, one call answered (README, "Observe it"). */
+function countCalls(call: CallRequest, entries: AuditEntry[]): void {
+  for (const entry of entries) {
+    callsTotal.inc({ decision: entry.decision, app: call.target.app, via: call.via });
+  }
+}
+
+/** A person's decision: how long the call waited for it. */
+function observeDecision(approval: { createdAt: Date; decidedAt: Date | null }): void {
+  if (approval.decidedAt) {
+    approvalLatency.observe((approval.decidedAt.getTime() - approval.createdAt.getTime()) / 1000);
+  }
+}
 
 /** Audit names proxy calls `<app>.proxy` (DESIGN.md §4). */
 export function auditAction(target: CallTargetInput): string {
@@ -79,6 +95,7 @@ export async function recordCallAudit(
   entries: AuditEntry[],
 ): Promise<void> {
   await insertAuditEvents(sql, auditEvents(call, context, entries));
+  countCalls(call, entries);
 }
 
 /**
@@ -102,6 +119,7 @@ export async function recordRunAudit(
   const keep =
     final && key !== undefined ? answerToKeep(deps.keyring, callKey(call, key), final) : undefined;
   const earlier = await writeRunAuditEvents(deps.sql, events, runId, keep ? { keep } : {});
+  countCalls(call, entries);
   if (earlier.size === 0) return {};
   const { answered, unanswered } = await earlierAnswers(deps.temporal, workflowId, earlier);
   if (unanswered.length > 0) {
@@ -145,6 +163,8 @@ export function callRecordActivities(deps: { sql: Sql; temporal: Client; config:
       entries: AuditEntry[],
       final?: FinalAnswer,
     ): Promise<AnsweredElsewhere> {
+      // An earlier attempt failed: the callers' answers waited for this one.
+      if (Context.current().info.attempt > 1) auditWriteRetries.inc();
       return recordRunAudit(runDeps, call, context, entries, final);
     },
 
@@ -182,11 +202,13 @@ export function callRecordActivities(deps: { sql: Sql; temporal: Client; config:
     ): Promise<ApprovalView | null> {
       if (!grant || status !== 'approved' || decidedBy === null) {
         const approval = await settleApproval(sql, approvalId, status, decidedBy);
+        if (approval) observeDecision(approval);
         return approval ? approvalView(approval) : null;
       }
       return sql.begin(async (tx) => {
         const approval = await settleApproval(tx, approvalId, status, decidedBy);
         if (!approval) return null;
+        observeDecision(approval);
         const made = await insertGrant(tx, {
           environmentId: approval.environmentId,
           agentId: approval.agentId,

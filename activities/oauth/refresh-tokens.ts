@@ -21,6 +21,7 @@ import { clientOfConnection } from './credentials.js';
 import { appEndpoints } from './endpoints.js';
 import { scopesFrom, tokenSetFrom } from './token-response.js';
 import { untilStored } from './until-stored.js';
+import { tokenRefreshes } from '../../infra/telemetry/metrics.js';
 
 function result(connection: Connection, refreshed: boolean): RefreshResult {
   return {
@@ -85,11 +86,14 @@ export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: 
             : null,
         ),
       );
+      tokenRefreshes.inc({ app: app.id, outcome: 'refreshed' });
       if (saved) return result(saved, true);
       // Revoked or expired while the app answered: the new tokens are dropped with it.
       const current = await findConnectionById(sql, connection.id);
       return current ? result(current, false) : { ...result(connection, false), status: 'missing' };
     } catch (error) {
+      // Failed: Temporal tries again. Revoked: the user must connect again.
+      tokenRefreshes.inc({ app: app.id, outcome: isInvalidGrant(error) ? 'revoked' : 'failed' });
       if (!isInvalidGrant(error)) throw error;
       deps.logger.info(
         { connectionId: connection.id, app: app.id },

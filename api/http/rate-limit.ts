@@ -7,6 +7,7 @@ import { renderErrorPage, DEFAULT_BRANDING } from '../connect/pages/index.js';
 import { sendPage } from '../connect/respond.js';
 import { ApiError } from '../errors.js';
 import { SharedLimit } from './shared-limit.js';
+import { rateLimited as rateLimitedTotal } from '../../infra/telemetry/metrics.js';
 
 /**
  * A client's address for counting: the address itself for IPv4, its /64 for IPv6, where one
@@ -23,7 +24,12 @@ export function clientBucket(address: string | undefined): string {
   return `${parts.join(':')}::/64`;
 }
 
-function rateLimited(message: string, retryAfterSeconds: number): ApiError {
+function rateLimited(
+  kind: 'key' | 'failed_auth' | 'pages',
+  message: string,
+  retryAfterSeconds: number,
+): ApiError {
+  rateLimitedTotal.inc({ kind });
   return new ApiError(
     'rate_limited',
     `${message} Retry in ${String(retryAfterSeconds)} seconds.`,
@@ -111,6 +117,7 @@ export function rateLimiting(deps: { limits: RateLimits; sql: Sql }): RateLimiti
           const verdict = await failedAuth.consume(clientBucket(req.ip), req.log);
           if (verdict.limited) {
             throw rateLimited(
+              'failed_auth',
               'Too many requests with a wrong or missing API key from this address.',
               verdict.retryAfterSeconds,
             );
@@ -124,6 +131,7 @@ export function rateLimiting(deps: { limits: RateLimits; sql: Sql }): RateLimiti
         const verdict = await perKey.consume(caller.keyId, req.log);
         if (verdict.limited) {
           throw rateLimited(
+            'key',
             `This API key has made more than ${String(limits.perKeyPerMinute)} requests in a minute.`,
             verdict.retryAfterSeconds,
           );
@@ -141,6 +149,7 @@ export function rateLimiting(deps: { limits: RateLimits; sql: Sql }): RateLimiti
       if (!verdict.limited) return false;
       const wait = String(verdict.retryAfterSeconds);
       const error = rateLimited(
+        'pages',
         link.usable
           ? 'This link was opened too many times in a minute.'
           : 'Too many requests with unknown or expired links from this address.',

@@ -5,6 +5,9 @@ import { loadConfig } from '../config.js';
 import { createConfiguredSql } from '../database/client.js';
 import { migrate } from '../database/migrate.js';
 import { createLogger } from '../logger.js';
+import { freePort } from '../dev/free-port.js';
+import { watchHeldCalls } from '../telemetry/held-calls.js';
+import { startMetricsServer } from '../telemetry/metrics-server.js';
 import { startTracing } from '../telemetry/tracing.js';
 import { connectClient, connectWorker } from '../temporal/connection.js';
 import { installTemporalRuntime } from '../temporal/runtime.js';
@@ -26,10 +29,17 @@ export async function runApi(): Promise<void> {
     tracing ? { tracer: tracing.tracer } : {},
   );
   const api = await startApiServer({ config, sql, temporal, logger });
-  logger.info({ url: api.url, tracing: tracing !== null }, 'api listening');
+  const metricsAt = config.observability.metrics;
+  if (metricsAt) watchHeldCalls(sql);
+  const metrics = metricsAt ? await startMetricsServer(metricsAt) : null;
+  logger.info(
+    { url: api.url, tracing: tracing !== null, metrics: metrics?.url ?? null },
+    'api listening',
+  );
   await untilShutdownSignal();
   logger.info('api shutting down');
   await api.close();
+  await metrics?.close();
   await temporal.connection.close();
   await sql.end({ timeout: 5 });
   await tracing?.shutdown();
@@ -41,7 +51,14 @@ export async function runWorker(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, name: 'gatehouse-worker' });
   await migrate(config.database.url);
   const sql = createConfiguredSql(config.database);
-  installTemporalRuntime(logger, { handleSignals: true });
+  const metricsAt = config.observability.metrics;
+  // The core serves its metrics on a loopback port of its own; the worker's endpoint adds them
+  // to Gatehouse's, so one scrape target per process has both.
+  const coreMetrics = metricsAt ? `127.0.0.1:${String(await freePort())}` : undefined;
+  installTemporalRuntime(logger, {
+    handleSignals: true,
+    ...(coreMetrics ? { metricsBindAddress: coreMetrics } : {}),
+  });
   const tracing = startTracing({
     endpoint: config.observability.otlpEndpoint,
     serviceName: 'gatehouse-worker',
@@ -51,8 +68,21 @@ export async function runWorker(): Promise<void> {
   const temporal = await connectClient(config.temporal, config.encryption);
   await startAuditSealing(temporal, config, logger);
   await temporal.connection.close();
-  logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
+  const metrics = metricsAt
+    ? await startMetricsServer(metricsAt, async () =>
+        (await fetch(`http://${coreMetrics ?? ''}/metrics`)).text(),
+      )
+    : null;
+  logger.info(
+    {
+      taskQueue: config.temporal.taskQueue,
+      tracing: tracing !== null,
+      metrics: metrics?.url ?? null,
+    },
+    'worker running',
+  );
   await worker.run();
+  await metrics?.close();
   await connection.close();
   await sql.end({ timeout: 5 });
   await tracing?.shutdown();

@@ -34,17 +34,28 @@ export class PinoTemporalLogger implements TemporalLogger {
 }
 
 /**
- * Installs the worker runtime once per process. `handleSignals` is false where the process stops
+ * Installs the worker runtime once per process, with its Prometheus endpoint on
+ * `metricsBindAddress` when given. `handleSignals` is false where the process stops
  * its own services in order (`gatehouse dev`, tests); the standalone worker lets the SDK drain
  * on SIGINT/SIGTERM.
  */
-export function installTemporalRuntime(logger: Logger, options: { handleSignals: boolean }): void {
+export function installTemporalRuntime(
+  logger: Logger,
+  options: { handleSignals: boolean; metricsBindAddress?: string },
+): void {
   Runtime.install({
     logger: new PinoTemporalLogger(logger),
     shutdownSignals: options.handleSignals ? ['SIGINT', 'SIGTERM'] : [],
     // The SDK core's own lines too (warnings and up, as by default): without forwarding it
     // prints them to stderr itself, in its own format, past the log file and the dev
     // terminal's one line per record (issue 20).
-    telemetryOptions: { logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } } },
+    telemetryOptions: {
+      logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } },
+      // The SDK's own metrics (task slots, schedule-to-start latency, task failures, polls),
+      // served by the core in Prometheus format; the worker's METRICS_ADDRESS passes them on.
+      ...(options.metricsBindAddress
+        ? { metrics: { prometheus: { bindAddress: options.metricsBindAddress } } }
+        : {}),
+    },
   });
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../../infra/dev/free-port.js';
 import { answerOf, startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { bearer } from '../support/keys.js';
 import {
@@ -11,10 +12,12 @@ import type { SeededConnection } from '../support/seed-connection.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 
 /**
- * Issue 25.3: with OTEL_EXPORTER_OTLP_ENDPOINT set, `gatehouse api` and `gatehouse worker` (real
+ * Issue 25.3 and 25.4: with OTEL_EXPORTER_OTLP_ENDPOINT set, `gatehouse api` and `gatehouse worker` (real
  * processes, as in production) send one trace per call, API request → Update-with-start →
  * workflow → activity → the app, whose id is the call's audit `trace_id`; no span carries a
- * credential.
+ * credential. With METRICS_ADDRESS set, each process serves Prometheus metrics: the API its
+ * held calls and refusals, the worker Gatehouse's call, app, refresh and approval metrics beside
+ * the Temporal SDK's own.
  */
 
 let stack: CallStack;
@@ -22,6 +25,8 @@ let receiver: OtlpReceiver;
 let seeded: SeededConnection;
 let api: ServiceProcess;
 let worker: ServiceProcess;
+let apiMetrics: string;
+let workerMetrics: string;
 /** What beforeAll started, stopped last first: all of it, even when it failed part-way. */
 const stops: (() => Promise<unknown>)[] = [];
 
@@ -34,9 +39,16 @@ beforeAll(async () => {
   // The calls go to the processes below, traced; the stack's own worker would take some.
   await stack.worker.stop();
   const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '200' };
+  const [apiPort, workerPort] = [await freePort(), await freePort()];
+  apiMetrics = `http://127.0.0.1:${String(apiPort)}/metrics`;
+  workerMetrics = `http://127.0.0.1:${String(workerPort)}/metrics`;
   [worker, api] = await Promise.all([
-    startServiceProcess('worker', stack.config, { env }),
-    startServiceProcess('api', stack.config, { env }),
+    startServiceProcess('worker', stack.config, {
+      env: { ...env, METRICS_ADDRESS: `127.0.0.1:${String(workerPort)}` },
+    }),
+    startServiceProcess('api', stack.config, {
+      env: { ...env, METRICS_ADDRESS: `127.0.0.1:${String(apiPort)}` },
+    }),
   ]);
   stops.unshift(() => Promise.all([api.stop(), worker.stop()]));
 }, 360_000);
@@ -142,5 +154,87 @@ describe('tracing with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     // Nor the header that carries them, nor the URL of a request.
     expect(exported.toLowerCase()).not.toContain('bearer');
     expect(exported).not.toContain('url.full');
+  });
+});
+
+/** A scrape, as Prometheus reads it: each sample's value by its name and labels as written. */
+async function scrape(url: string): Promise<Map<string, number>> {
+  const response = await fetch(url);
+  expect(response.status).toBe(200);
+  const samples = new Map<string, number>();
+  for (const line of (await response.text()).split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*(?:\{.*\})?) (\S+)/.exec(line);
+    if (match?.[1] && match[2]) samples.set(match[1], Number(match[2]));
+  }
+  return samples;
+}
+
+/** The sum of a metric's samples whose labels include every one of `labels`. */
+function total(samples: Map<string, number>, name: string, labels: string[] = []): number {
+  let sum = 0;
+  for (const [key, value] of samples) {
+    const [metric] = key.split('{');
+    if (metric === name && labels.every((label) => key.includes(label))) sum += value;
+  }
+  return sum;
+}
+
+describe('metrics with METRICS_ADDRESS set', () => {
+  it("serves Gatehouse's metrics and the Temporal SDK's, and they move with the calls", async () => {
+    // A write, held; repeated (answered by the API from Postgres); approved; run on the retry.
+    const call = { user: 'u_traced', input: { title: `observed ${String(Date.now())}` } };
+    const held = await run('acme.create_task', call);
+    expect(held.status).toBe(403);
+    expect((await run('acme.create_task', call)).status).toBe(403);
+    expect(total(await scrape(apiMetrics), 'gatehouse_held_calls')).toBe(1);
+    const approvalId = (held.body.error as { approval: { id: string } }).approval.id;
+    const decided = await answerOf(
+      await fetch(`${api.url}/v1/approvals/${approvalId}/approve`, {
+        method: 'POST',
+        headers: bearer(stack.approver.key),
+      }),
+    );
+    expect(decided.status).toBe(200);
+    expect((await run('acme.create_task', call)).status).toBe(200);
+    // Wrong keys from one address, past RATE_LIMIT_FAILED_AUTH_PER_MINUTE (30).
+    for (let i = 0; i < 32; i++) {
+      await fetch(`${api.url}/v1/apps`, { headers: bearer('gk_test_wrong') });
+    }
+
+    const fromApi = await scrape(apiMetrics);
+    expect(total(fromApi, 'gatehouse_held_calls')).toBe(0);
+    expect(total(fromApi, 'gatehouse_calls_total', ['decision="blocked"'])).toBe(1);
+    expect(total(fromApi, 'gatehouse_rate_limited_total', ['kind="failed_auth"'])).toBeGreaterThan(
+      0,
+    );
+
+    const fromWorker = await scrape(workerMetrics);
+    const calls = (decision: string) =>
+      total(fromWorker, 'gatehouse_calls_total', [
+        `decision="${decision}"`,
+        'app="acme"',
+        'via="api"',
+      ]);
+    // Two reads in the tests above and the approved write, which ran; the hold came from the
+    // workflow, its repeat from the API.
+    expect(calls('allowed')).toBe(3);
+    expect(calls('blocked')).toBe(1);
+    // 200, 401 then 200 after the refresh, 201 for the write.
+    const upstream = (status: string) =>
+      total(fromWorker, 'gatehouse_upstream_requests_total', ['app="acme"', `status="${status}"`]);
+    expect([upstream('200'), upstream('401'), upstream('201')]).toEqual([2, 1, 1]);
+    expect(total(fromWorker, 'gatehouse_upstream_duration_seconds_count', ['app="acme"'])).toBe(4);
+    // The access token forgotten above: one refresh at the app.
+    expect(
+      total(fromWorker, 'gatehouse_token_refreshes_total', ['app="acme"', 'outcome="refreshed"']),
+    ).toBe(1);
+    expect(total(fromWorker, 'gatehouse_approval_latency_seconds_count')).toBe(1);
+    expect(fromWorker.has('gatehouse_audit_write_retries_total')).toBe(true);
+    // The Temporal SDK's own, from its core, on the same endpoint.
+    const sdk = [...fromWorker.keys()].filter((key) => key.startsWith('temporal_'));
+    expect(
+      sdk.some((key) => key.startsWith('temporal_workflow_task_schedule_to_start_latency')),
+    ).toBe(true);
+    expect(total(fromWorker, 'temporal_workflow_completed')).toBeGreaterThan(0);
   });
 });
