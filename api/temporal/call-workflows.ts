@@ -48,6 +48,7 @@ import type {
   DecisionInput,
 } from '../../workflows/call-types.js';
 import { searchAttributes } from '../../workflows/search-attributes.js';
+import { callDetails, type CallLinkBase } from './call-links.js';
 import type { GivenAnswer } from './given-answer.js';
 import { WaitingCalls } from './waiting-calls.js';
 import {
@@ -182,6 +183,8 @@ export class CallWorkflows {
     private readonly keyring: Keyring,
     private readonly taskQueue: string,
     private readonly limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+    /** Where the workflow's details link its first request's audit event and trace. */
+    private readonly links: CallLinkBase | null = null,
   ) {
     this.waiting = new WaitingCalls(this, sql, limits.maxWaitSeconds * 1000);
   }
@@ -312,6 +315,8 @@ export class CallWorkflows {
                 { key: searchAttributes.action, value: action },
               ],
               staticSummary: `${action} for user ${call.userExternalId}, agent ${call.agentId}`,
+              // Issue 25.5: set at the start, as the summary: no workflow command, no replay change.
+              ...(this.links ? { staticDetails: callDetails(this.links, ticket) } : {}),
             }),
           }),
         bounds,
@@ -438,13 +443,23 @@ export class CallWorkflows {
 export function callWorkflowsFor(deps: {
   temporal: Client;
   sql: Sql;
-  config: { temporal: { taskQueue: string }; requests: RequestLimits; encryption: Keyring };
+  config: {
+    temporal: { taskQueue: string };
+    requests: RequestLimits;
+    encryption: Keyring;
+    api?: { publicUrl: string };
+    observability?: { traceUrlTemplate: string | null };
+  };
 }): CallWorkflows {
+  const { api, observability } = deps.config;
   return new CallWorkflows(
     deps.temporal,
     deps.sql,
     deps.config.encryption,
     deps.config.temporal.taskQueue,
     deps.config.requests,
+    api
+      ? { publicUrl: api.publicUrl, traceUrlTemplate: observability?.traceUrlTemplate ?? null }
+      : null,
   );
 }

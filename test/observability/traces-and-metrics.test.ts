@@ -20,6 +20,8 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
  * the Temporal SDK's own.
  */
 
+const TRACE_UI = 'https://traces.example/trace/{trace_id}?from=gatehouse';
+
 let stack: CallStack;
 let receiver: OtlpReceiver;
 let seeded: SeededConnection;
@@ -38,7 +40,11 @@ beforeAll(async () => {
   seeded = await stack.connect('u_traced');
   // The calls go to the processes below, traced; the stack's own worker would take some.
   await stack.worker.stop();
-  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '200' };
+  const env = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+    OTEL_BSP_SCHEDULE_DELAY: '200',
+    TRACE_URL_TEMPLATE: TRACE_UI,
+  };
   const [apiPort, workerPort] = [await freePort(), await freePort()];
   apiMetrics = `http://127.0.0.1:${String(apiPort)}/metrics`;
   workerMetrics = `http://127.0.0.1:${String(workerPort)}/metrics`;
@@ -236,5 +242,39 @@ describe('metrics with METRICS_ADDRESS set', () => {
       sdk.some((key) => key.startsWith('temporal_workflow_task_schedule_to_start_latency')),
     ).toBe(true);
     expect(total(fromWorker, 'temporal_workflow_completed')).toBeGreaterThan(0);
+  });
+});
+
+/** The call workflows of a user, once visibility lists them. */
+async function callWorkflowsOf(user: string): Promise<string[]> {
+  for (let tries = 0; ; tries++) {
+    const found: string[] = [];
+    for await (const execution of stack.api.temporal.workflow.list({
+      query: `WorkflowType = 'governedCall' AND GatehouseUser = '${user}'`,
+    })) {
+      found.push(execution.workflowId);
+    }
+    if (found.length > 0 || tries > 60) return found;
+    await sleep(250);
+  }
+}
+
+describe('the Temporal UI', () => {
+  it("links a call workflow to its first request's audit event and trace", async () => {
+    await stack.connect('u_linked');
+    const answer = await run('acme.list_tasks', { user: 'u_linked', input: {} });
+    expect(answer.status).toBe(200);
+    const traceId = answer.headers.get('x-trace-id') ?? '';
+    const listed = await stack.request(stack.key, 'GET', '/v1/audit?limit=1');
+    const [event] = listed.body.data as { id: string }[];
+    const [workflowId] = await callWorkflowsOf('u_linked');
+    const description = await stack.api.temporal.workflow.getHandle(workflowId ?? '').describe();
+    expect(await description.staticDetails()).toBe(
+      [
+        `Started by request ${event?.id ?? ''}:`,
+        `- audit event: [${event?.id ?? ''}](${api.url}/v1/audit/${event?.id ?? ''})`,
+        `- trace: [${traceId}](https://traces.example/trace/${traceId}?from=gatehouse)`,
+      ].join('\n'),
+    );
   });
 });
