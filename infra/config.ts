@@ -308,13 +308,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH: set both for mutual TLS, or neither',
     ]);
   }
-  let signingKey: AuditSigningKey | null = null;
+  let signingKey: AuditSigningKey | null;
   try {
     signingKey = c.AUDIT_SIGNING_KEY
       ? parseAuditSigningKey(c.AUDIT_SIGNING_KEY, c.AUDIT_SIGNING_KEY_ID)
       : null;
   } catch (error) {
-    throw new ConfigError([`AUDIT_SIGNING_KEY: ${(error as Error).message}`]);
+    throw new ConfigError([
+      `AUDIT_SIGNING_KEY: ${error instanceof Error ? error.message : String(error)}`,
+    ]);
   }
   return {
     database: {
