@@ -225,6 +225,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/audit/checkpoints': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List audit checkpoints, oldest first
+     * @description Each seals the events since the previous one: Merkle root, chain link, Ed25519 signature and key id. `gatehouse audit verify` recomputes them.
+     */
+    get: operations['list_audit_checkpoints'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/audit/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Export audit events as NDJSON, oldest first
+     * @description application/x-ndjson, one event a line in full, with its hash, checkpoint_id (null until sealed) and cursor; pass the last line's cursor to resume. Line format: README "Export the audit trail".
+     */
+    get: operations['export_audit_events'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/audit': {
     parameters: {
       query?: never;
@@ -969,6 +1009,22 @@ export interface components {
       for: 'user' | 'any_user';
       /** @description How long; at most the policy's `approval.max_grant_seconds` */
       seconds: number;
+    };
+    AuditCheckpoint: {
+      id: string;
+      /** @description Seals the events with after_seq < seq <= last_seq */
+      after_seq: string;
+      last_seq: string;
+      event_count: number;
+      /** @description sha256, hex (README "Audit integrity") */
+      merkle_root: string;
+      previous_hash: string | null;
+      hash: string;
+      key_id: string;
+      /** @description Ed25519 over the canonical form, base64 */
+      signature: string;
+      /** Format: date-time */
+      sealed_at: string;
     };
     AuditListItem: {
       id: string;
@@ -2790,6 +2846,193 @@ export interface operations {
        *     - `idempotency_key_reused`: this `Idempotency-Key` came with a different request before; use a new key for a new request
        */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unavailable.**
+       *
+       *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  list_audit_checkpoints: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description The `cursor` of the previous page */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['AuditCheckpoint'][];
+            cursor: string | null;
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unavailable.**
+       *
+       *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  export_audit_events: {
+    parameters: {
+      query?: {
+        /** @description A user's external id */
+        user?: string;
+        decision?: 'allowed' | 'blocked' | 'denied' | 'failed';
+        /** @description Events at or after this time */
+        since?: string;
+        /** @description Events before this time */
+        until?: string;
+        /** @description The `cursor` of the last line received: resume after it */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': string;
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
         headers: {
           [name: string]: unknown;
         };
