@@ -1,7 +1,7 @@
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import { listCheckpoints, type AuditCheckpoint } from '../../activities/db/audit-checkpoints.js';
-import { exportAuditEvents, type ExportedEventRow } from '../../activities/db/audit-export.js';
+import { exportFilter, writeAuditExport } from '../../activities/audit/export-ndjson.js';
 import type { ApiDeps } from '../deps.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
@@ -87,51 +87,6 @@ function presentCheckpoint(row: AuditCheckpoint): z.infer<typeof checkpoint> {
   };
 }
 
-/** One NDJSON line (README "Export the audit trail"): flat, `time` and `event_id` first. */
-export function exportLine(row: ExportedEventRow): string {
-  return `${JSON.stringify({
-    time: row.time.toISOString(),
-    event_id: row.id,
-    cursor: row.seq,
-    source: 'gatehouse',
-    type: 'audit.event',
-    environment_id: row.environmentId,
-    action: row.action,
-    scope: row.scope,
-    decision: row.decision,
-    reason: row.reason,
-    agent_id: row.agentId,
-    user: row.userExternalId,
-    via: row.via,
-    connected_user_id: row.connectedUserId,
-    connection_id: row.connectionId,
-    approval_id: row.approvalId,
-    grant_id: row.grantId,
-    policy: row.policyId === null ? null : { id: row.policyId, version: row.policyVersion },
-    trace_id: row.traceId,
-    request: row.request,
-    response: row.response,
-    hash: row.hash.toString('hex'),
-    checkpoint_id: row.checkpointId,
-  })}\n`;
-}
-
-/** Writes with backpressure: waits for 'drain' when the socket's buffer is full. */
-async function write(res: Response, chunk: string): Promise<boolean> {
-  if (!res.write(chunk)) {
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        res.off('drain', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.on('drain', done);
-      res.on('close', done);
-    });
-  }
-  return !res.destroyed;
-}
-
 /** Issue 25: the audit trail's checkpoints and its export. Mounted before `/v1/audit/:event_id`. */
 export function auditIntegrityRoutes(deps: ApiDeps): Router {
   const router = Router();
@@ -152,24 +107,15 @@ export function auditIntegrityRoutes(deps: ApiDeps): Router {
 
   router.get('/v1/audit/export', authorize({ operation: 'read' }), async (req, res) => {
     const query = parse(exportQuery, req.query, 'query');
-    const batches = exportAuditEvents(
-      deps.sql,
-      callerOf(res).environmentId,
-      {
-        ...(query.user === undefined ? {} : { user: query.user }),
-        ...(query.decision === undefined ? {} : { decision: query.decision }),
-        ...(query.since === undefined ? {} : { since: new Date(query.since) }),
-        ...(query.until === undefined ? {} : { until: new Date(query.until) }),
-        ...(query.cursor === undefined ? {} : { afterSeq: query.cursor }),
-      },
-      1000,
-    );
     res.status(200).type('application/x-ndjson');
     res.flushHeaders();
-    for await (const rows of batches) {
-      // One write per batch: a line per write would cost a syscall per event.
-      if (!(await write(res, rows.map(exportLine).join('')))) return; // the client went away
-    }
+    const written = await writeAuditExport(
+      deps.sql,
+      callerOf(res).environmentId,
+      exportFilter(query),
+      res,
+    );
+    if (!written.complete) return; // the client went away
     res.end();
   });
   return router;

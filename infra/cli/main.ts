@@ -14,6 +14,7 @@ import {
   type ApprovalLinkOptions,
 } from './approvals.js';
 import { auditKeysCommand, verifyAuditCommand, type VerifyAuditOptions } from './audit.js';
+import { exportAuditCommand, type ExportAuditOptions } from './audit-export.js';
 import { withCliDatabase } from './cli-database.js';
 import {
   acceptMcpAppCommand,
@@ -207,7 +208,9 @@ webhooks
 
 const audit = program
   .command('audit')
-  .description('the audit trail: verify its checkpoints and hashes (README "Audit integrity")');
+  .description(
+    'the audit trail: verify its checkpoints and hashes, export it (README "Audit integrity")',
+  );
 audit
   .command('verify')
   .description('recompute every hash, Merkle root, chain link and signature; exit 1 on a mismatch')
@@ -223,6 +226,22 @@ audit
   .command('keys')
   .description('print the checkpoint signing public keys, as a --public-keys file')
   .action(action(() => withCliDatabase((sql) => auditKeysCommand(sql))));
+audit
+  .command('export')
+  .description(
+    'write the events as NDJSON, the lines of GET /v1/audit/export; an existing file is resumed after its last complete line',
+  )
+  .requiredOption('--out <file>', 'the file to write, or to complete when it exists')
+  .option('--env <name>', 'environment whose events to export', 'development')
+  .option('--since <time>', 'events at or after this ISO time')
+  .option('--until <time>', 'events before this ISO time')
+  .option('--user <id>', "one user's events (external id)")
+  .option('--decision <decision>', 'allowed, blocked, denied or failed')
+  .action(
+    action((options: ExportAuditOptions) =>
+      withCliDatabase((sql) => exportAuditCommand(sql, options)),
+    ),
+  );
 
 const apps = program
   .command('apps')

@@ -1,0 +1,102 @@
+import type { Writable } from 'node:stream';
+import type { Db } from '../../infra/database/client.js';
+import type { AuditDecision } from '../../workflows/call-types.js';
+import { exportAuditEvents, type ExportedEventRow, type ExportFilter } from '../db/audit-export.js';
+
+/** Rows read from the Postgres cursor per round trip, and written per chunk. */
+export const EXPORT_BATCH = 1000;
+
+/** The filters as the API's query and the CLI's options spell them, already validated. */
+export interface ExportFilterText {
+  user?: string | undefined;
+  decision?: AuditDecision | undefined;
+  /** ISO times. */
+  since?: string | undefined;
+  until?: string | undefined;
+  /** The `cursor` of the last line already exported. */
+  cursor?: string | undefined;
+}
+
+export function exportFilter(text: ExportFilterText): ExportFilter {
+  return {
+    ...(text.user === undefined ? {} : { user: text.user }),
+    ...(text.decision === undefined ? {} : { decision: text.decision }),
+    ...(text.since === undefined ? {} : { since: new Date(text.since) }),
+    ...(text.until === undefined ? {} : { until: new Date(text.until) }),
+    ...(text.cursor === undefined ? {} : { afterSeq: text.cursor }),
+  };
+}
+
+/** One NDJSON line (README "Export the audit trail"): flat, `time` and `event_id` first. */
+export function exportLine(row: ExportedEventRow): string {
+  return `${JSON.stringify({
+    time: row.time.toISOString(),
+    event_id: row.id,
+    cursor: row.seq,
+    source: 'gatehouse',
+    type: 'audit.event',
+    environment_id: row.environmentId,
+    action: row.action,
+    scope: row.scope,
+    decision: row.decision,
+    reason: row.reason,
+    agent_id: row.agentId,
+    user: row.userExternalId,
+    via: row.via,
+    connected_user_id: row.connectedUserId,
+    connection_id: row.connectionId,
+    approval_id: row.approvalId,
+    grant_id: row.grantId,
+    policy: row.policyId === null ? null : { id: row.policyId, version: row.policyVersion },
+    trace_id: row.traceId,
+    request: row.request,
+    response: row.response,
+    hash: row.hash.toString('hex'),
+    checkpoint_id: row.checkpointId,
+  })}\n`;
+}
+
+/**
+ * Writes with backpressure: waits for 'drain' when the stream's buffer is full. Resolves false
+ * once the stream is destroyed (a client gone, a file that failed): 'close' follows either.
+ */
+async function write(out: Writable, chunk: string): Promise<boolean> {
+  if (!out.write(chunk)) {
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        out.off('drain', done);
+        out.off('close', done);
+        resolve();
+      };
+      out.on('drain', done);
+      out.on('close', done);
+    });
+  }
+  return !out.destroyed;
+}
+
+/** How an export ended: the lines handed to the stream, and whether every one was. */
+export interface ExportWritten {
+  lines: number;
+  complete: boolean;
+}
+
+/**
+ * Streams an environment's events as NDJSON into `out` (an HTTP response, a file) without ending
+ * it: the one path behind `GET /v1/audit/export` and `gatehouse audit export`, so their lines are
+ * the same bytes. Memory holds one cursor batch, since a full stream stops the reading.
+ */
+export async function writeAuditExport(
+  sql: Db,
+  environmentId: string,
+  filter: ExportFilter,
+  out: Writable,
+): Promise<ExportWritten> {
+  let lines = 0;
+  for await (const rows of exportAuditEvents(sql, environmentId, filter, EXPORT_BATCH)) {
+    // One write per batch: a line per write would cost a syscall per event.
+    if (!(await write(out, rows.map(exportLine).join('')))) return { lines, complete: false };
+    lines += rows.length;
+  }
+  return { lines, complete: true };
+}
