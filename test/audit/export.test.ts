@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createSql } from '../../infra/database/client.js';
 import { sealEnvironment } from '../../activities/audit/seal-audit.js';
 import { parseAuditSigningKey } from '../../infra/audit-signing-key.js';
 import { startTestApi, type TestApi } from '../support/api.js';
@@ -16,24 +17,33 @@ beforeAll(async () => {
   db = await createTestDatabase();
   admin = await createTestKey(db.sql, { access: 'full' });
   other = await createTestKey(db.sql, { env: 'other', access: 'full' });
-  // 100,000 events behind the service's back (the insert trigger hashes each, as for the service),
-  // 10,000 a statement: one statement of 100,000 may outlast the 5 s statement timeout on a
-  // loaded machine.
-  const STEP = 10_000;
-  for (let from = 1; from <= EVENTS; from += STEP) {
-    await db.sql`
-      insert into audit_events (id, environment_id, time, action, scope, decision, agent_id, via,
-        user_external_id, request, response, trace_id)
-      select uuid_in(overlay(overlay(md5(n::text) placing '7' from 13) placing '8' from 17)::cstring),
-        ${admin.environmentId}, now() - interval '1 hour' + n * interval '1 ms', 'acme.create_task',
-        'write', case when n % 10 = 0 then 'blocked' else 'allowed' end, 'agent', 'api',
-        'u_' || (n % 100), jsonb_build_object('action', 'acme.create_task',
-          'input', jsonb_build_object('title', 'task ' || n, 'notes', repeat('é', 200))),
-        jsonb_build_object('ok', true, 'data', jsonb_build_object('id', 't_' || n)), 'trace-' || n
-      from generate_series(${from}::int, ${from + STEP - 1}::int) as n`;
+  // 100,000 events behind the service's back (the insert trigger hashes each, as for the
+  // service), 10,000 a statement, and sealed, through a connection without the service's 5 s
+  // statement timeout: seeding is the test's own work, and a loaded machine may need longer.
+  const seeding = createSql(db.url, {
+    max: 1,
+    statementTimeoutMs: 120_000,
+    idleInTransactionTimeoutMs: 120_000,
+  });
+  try {
+    const STEP = 10_000;
+    for (let from = 1; from <= EVENTS; from += STEP) {
+      await seeding`
+        insert into audit_events (id, environment_id, time, action, scope, decision, agent_id, via,
+          user_external_id, request, response, trace_id)
+        select uuid_in(overlay(overlay(md5(n::text) placing '7' from 13) placing '8' from 17)::cstring),
+          ${admin.environmentId}, now() - interval '1 hour' + n * interval '1 ms', 'acme.create_task',
+          'write', case when n % 10 = 0 then 'blocked' else 'allowed' end, 'agent', 'api',
+          'u_' || (n % 100), jsonb_build_object('action', 'acme.create_task',
+            'input', jsonb_build_object('title', 'task ' || n, 'notes', repeat('é', 200))),
+          jsonb_build_object('ok', true, 'data', jsonb_build_object('id', 't_' || n)), 'trace-' || n
+        from generate_series(${from}::int, ${from + STEP - 1}::int) as n`;
+    }
+    const signingKey = parseAuditSigningKey(Buffer.alloc(32, 7).toString('base64'), 'e1');
+    await sealEnvironment({ sql: seeding, signingKey, settleSeconds: 0 }, admin.environmentId);
+  } finally {
+    await seeding.end();
   }
-  const signingKey = parseAuditSigningKey(Buffer.alloc(32, 7).toString('base64'), 'e1');
-  await sealEnvironment({ sql: db.sql, signingKey, settleSeconds: 0 }, admin.environmentId);
   api = await startTestApi(testConfig(db.url), db.sql);
 }, 120_000);
 afterAll(async () => {
