@@ -1,29 +1,11 @@
 import type { Db } from '../../infra/database/client.js';
 import type { AuditDecision } from '../../workflows/call-types.js';
+import type { AuditEvent } from './audit-events.js';
 import { storableText } from './storable.js';
 
-/** One exported event: the row in full, its hash and the checkpoint that sealed it. */
-export interface ExportedEventRow {
+/** One exported event: the row in full (as the audit log has it), its hash and its checkpoint. */
+export interface ExportedEventRow extends AuditEvent {
   seq: string;
-  id: string;
-  environmentId: string;
-  time: Date;
-  action: string;
-  scope: string | null;
-  decision: AuditDecision;
-  reason: string | null;
-  agentId: string;
-  via: string;
-  userExternalId: string | null;
-  connectedUserId: string | null;
-  connectionId: string | null;
-  approvalId: string | null;
-  request: Record<string, unknown>;
-  response: Record<string, unknown> | null;
-  traceId: string;
-  policyId: string | null;
-  policyVersion: number | null;
-  grantId: string | null;
   hash: Buffer;
   checkpointId: string | null;
 }
