@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import {
   claimIdempotencyKey,
@@ -70,41 +70,47 @@ export function idempotency(sql: Sql, keyring: Keyring): RequestHandler {
     }
     const { claimId } = claim;
 
-    let body: Buffer | null = null;
-    const send = res.send.bind(res);
-    res.send = (chunk?: unknown) => {
-      if (typeof chunk === 'string') body = Buffer.from(chunk);
-      else if (Buffer.isBuffer(chunk)) body = chunk;
-      return send(chunk);
-    };
+    // The answer is stored before its first byte leaves: a client that retries the moment it
+    // reads the answer must get the replay, never a 409 for a request still "in flight". Once
+    // the handler has answered, the outcome is kept even if the client has gone, since the
+    // request's effect happened; a claim whose handler never answers is abandoned (above).
     let settled = false;
-    const settle = (finished: boolean) => {
-      if (settled) return;
+    const settle = async (body: Buffer): Promise<void> => {
       settled = true;
-      const keep = finished && res.statusCode < 500 && body !== null;
       const headers = Object.fromEntries(
         REPLAYED_HEADERS.flatMap((name) => {
           const value = res.getHeader(name);
           return typeof value === 'string' ? [[name, value]] : [];
         }),
       );
-      const write = keep
-        ? completeIdempotencyKey(sql, keyring, environmentId, key, claimId, {
-            status: res.statusCode,
-            headers,
-            body: body ?? Buffer.alloc(0),
-          })
-        : releaseIdempotencyKey(sql, environmentId, key, claimId);
-      write.catch((error: unknown) => {
+      try {
+        await (res.statusCode < 500
+          ? completeIdempotencyKey(sql, keyring, environmentId, key, claimId, {
+              status: res.statusCode,
+              headers,
+              body,
+            })
+          : releaseIdempotencyKey(sql, environmentId, key, claimId));
+      } catch (error: unknown) {
         req.log.error({ err: error }, 'storing the Idempotency-Key outcome failed');
-      });
+      }
     };
-    res.on('finish', () => {
-      settle(true);
-    });
-    res.on('close', () => {
-      settle(false);
-    });
+    const send = res.send.bind(res);
+    res.send = (chunk?: unknown) => {
+      // Objects come back here as the JSON string `res.json` makes of them.
+      if (settled || (typeof chunk !== 'string' && !Buffer.isBuffer(chunk))) return send(chunk);
+      if (res.getHeader('content-type') === undefined) {
+        res.type(typeof chunk === 'string' ? 'html' : 'bin');
+      }
+      void settle(typeof chunk === 'string' ? Buffer.from(chunk) : chunk).then(() => send(chunk));
+      return res;
+    };
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    res.end = ((...args: unknown[]) => {
+      if (settled) return end(...args);
+      void settle(Buffer.alloc(0)).then(() => end(...args));
+      return res;
+    }) as Response['end'];
     next();
   };
 }

@@ -113,6 +113,35 @@ describe('Idempotency-Key on POST', () => {
     expect(a.body.id).not.toBe(b.body.id);
   });
 
+  it('replays to a retry sent the moment the first answer arrives, never 409 in flight', async () => {
+    // The answer must be stored before its bytes leave: a client retrying as soon as it has read
+    // the answer (a lost-connection retry loop) once met a claim still marked in flight.
+    // A slow database makes the window wide enough to hit every time: storing an answer takes
+    // 300 ms here (a trigger on these keys only), as it may on a loaded Postgres.
+    await stack.db.sql.unsafe(`
+      create function slow_idempotency_store() returns trigger language plpgsql as $$
+      begin
+        if new.key like 'instant-retry-%' then perform pg_sleep(0.3); end if;
+        return new;
+      end $$;
+      create trigger slow_idempotency_store before update on idempotency_keys
+        for each row execute function slow_idempotency_store();`);
+    const answers: unknown[] = [];
+    try {
+      for (let i = 0; i < 5; i += 1) {
+        const key = `instant-retry-${String(i)}`;
+        const first = await createLink(stack.api, link, key);
+        const again = await createLink(stack.api, link, key);
+        answers.push([first.status, again.status, again.headers.get('idempotent-replayed')]);
+      }
+    } finally {
+      await stack.db.sql.unsafe(`
+        drop trigger slow_idempotency_store on idempotency_keys;
+        drop function slow_idempotency_store();`);
+    }
+    expect(answers).toEqual(Array.from({ length: 5 }, () => [201, 201, 'true']));
+  });
+
   it('refuses the key for a different request', async () => {
     await createLink(stack.api, link, 'key-2');
     const other = await createLink(stack.api, { ...link, user: 'u_other' }, 'key-2');
