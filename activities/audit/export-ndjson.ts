@@ -1,9 +1,16 @@
 import type { Writable } from 'node:stream';
 import type { Db } from '../../infra/database/client.js';
 import type { AuditDecision } from '../../workflows/call-types.js';
-import { exportAuditEvents, type ExportedEventRow, type ExportFilter } from '../db/audit-export.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  exportAuditBatch,
+  exportSnapshot,
+  olderTransactionOpen,
+  type ExportedEventRow,
+  type ExportFilter,
+} from '../db/audit-export.js';
 
-/** Rows read from the Postgres cursor per round trip, and written per chunk. */
+/** Rows read per statement, and written per chunk. */
 export const EXPORT_BATCH = 1000;
 
 /** The filters as the API's query and the CLI's options spell them, already validated. */
@@ -75,6 +82,32 @@ async function write(out: Writable, chunk: string): Promise<boolean> {
   return !out.destroyed;
 }
 
+/** How long an export waits for the transactions open when it starts to end. */
+export const EXPORT_SETTLE_WAIT_MS = 5000;
+
+/**
+ * Where an export stops: the newest seq visible when it starts, once every transaction that was
+ * open then has ended. seq is drawn at insert, so a transaction still open may hold a lower seq
+ * than rows already visible; an export (or a resume by cursor) past them would never show its
+ * row. Every writer has its transaction id before it draws a seq (migration 023), so waiting for
+ * the transactions older than one drawn now covers every lower seq. null when one is still open after
+ * `waitMs` (another program's long transaction on a shared database).
+ */
+export async function exportHorizon(
+  sql: Db,
+  environmentId: string,
+  waitMs: number = EXPORT_SETTLE_WAIT_MS,
+): Promise<{ upToSeq: string | null } | null> {
+  const { xid, lastSeq } = await exportSnapshot(sql, environmentId);
+  if (lastSeq === null) return { upToSeq: null };
+  const giveUpAt = Date.now() + waitMs;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    if (!(await olderTransactionOpen(sql, xid))) return { upToSeq: lastSeq };
+    if (Date.now() >= giveUpAt) return null;
+    await sleep(pause);
+  }
+}
+
 /** How an export ended: the lines handed to the stream, and whether every one was. */
 export interface ExportWritten {
   lines: number;
@@ -82,21 +115,29 @@ export interface ExportWritten {
 }
 
 /**
- * Streams an environment's events as NDJSON into `out` (an HTTP response, a file) without ending
- * it: the one path behind `GET /v1/audit/export` and `gatehouse audit export`, so their lines are
- * the same bytes. Memory holds one cursor batch, since a full stream stops the reading.
+ * Streams an environment's events up to `upToSeq` (from `exportHorizon`) as NDJSON into `out`
+ * (an HTTP response, a file) without ending it: the one path behind `GET /v1/audit/export` and
+ * `gatehouse audit export`, so their lines are the same bytes. Memory holds one batch, since a
+ * full stream stops the reading, and no database resource is held while it waits.
  */
 export async function writeAuditExport(
   sql: Db,
   environmentId: string,
   filter: ExportFilter,
+  upToSeq: string | null,
   out: Writable,
 ): Promise<ExportWritten> {
   let lines = 0;
-  for await (const rows of exportAuditEvents(sql, environmentId, filter, EXPORT_BATCH)) {
+  let afterSeq = filter.afterSeq ?? null;
+  while (upToSeq !== null) {
+    const range = { afterSeq, upToSeq };
+    const rows = await exportAuditBatch(sql, environmentId, filter, range, EXPORT_BATCH);
+    if (rows.length === 0) break;
     // One write per batch: a line per write would cost a syscall per event.
     if (!(await write(out, rows.map(exportLine).join('')))) return { lines, complete: false };
     lines += rows.length;
+    afterSeq = rows.at(-1)?.seq ?? null;
+    if (rows.length < EXPORT_BATCH) break;
   }
   return { lines, complete: true };
 }

@@ -19,16 +19,56 @@ export interface ExportFilter {
   afterSeq?: string;
 }
 
+/** The newest event seq an export may reach, and the transactions it must wait out. */
+export interface ExportSnapshot {
+  /** The highest seq visible now; null when the environment has no events. */
+  lastSeq: string | null;
+  /**
+   * A transaction id drawn by the same statement, after its snapshot: every transaction that
+   * could hold a lower seq than `lastSeq` has a lower id. (A snapshot's own xmax will not do: it
+   * is one past the newest *completed* transaction, so a running one may be at or above it
+   * without being listed.)
+   */
+  xid: string;
+}
+
+/** One statement, so `lastSeq` and `xid` are of one moment; it costs a transaction id. */
+export async function exportSnapshot(sql: Db, environmentId: string): Promise<ExportSnapshot> {
+  const [row] = await sql<ExportSnapshot[]>`
+    select (select max(seq) from audit_events where environment_id = ${environmentId})::text
+        as last_seq,
+      pg_current_xact_id()::text as xid`;
+  if (!row) throw new Error('the export snapshot query returned no row');
+  return row;
+}
+
 /**
- * An environment's events oldest first (in insertion order, `seq`), read through a Postgres cursor
- * `batch` rows at a time, so memory holds one batch whatever the export's length.
+ * Whether a transaction of this database with an id below `xid` is still running. This database
+ * only: audit rows are written nowhere else, and another database on the same server (a shared
+ * cluster, the tests' embedded one) must not hold an export up.
  */
-export function exportAuditEvents(
+export async function olderTransactionOpen(sql: Db, xid: string): Promise<boolean> {
+  const [row] = await sql<{ open: boolean }[]>`
+    select exists (
+      select 1 from pg_stat_activity
+      where datname = current_database() and backend_xid is not null
+        and age(backend_xid) > age(${xid}::xid8::xid)
+    ) as open`;
+  return row?.open ?? false;
+}
+
+/**
+ * Up to `limit` of an environment's events with seq in (afterSeq, upToSeq], oldest first (in
+ * insertion order, `seq`). Each batch is its own short statement: an export holds no cursor,
+ * transaction or pooled connection while its reader is slow.
+ */
+export async function exportAuditBatch(
   sql: Db,
   environmentId: string,
   filter: ExportFilter,
-  batch: number,
-): AsyncIterable<ExportedEventRow[]> {
+  range: { afterSeq: string | null; upToSeq: string },
+  limit: number,
+): Promise<ExportedEventRow[]> {
   return sql<ExportedEventRow[]>`
     select e.seq::text as seq, e.id, e.environment_id, e.time, e.action, e.scope, e.decision,
       e.reason, e.agent_id, e.via, e.user_external_id, e.connected_user_id, e.connection_id,
@@ -40,11 +80,11 @@ export function exportAuditEvents(
       where environment_id = e.environment_id and last_seq >= e.seq
       order by last_seq limit 1
     ) c on c.after_seq < e.seq
-    where e.environment_id = ${environmentId}
-      ${filter.afterSeq === undefined ? sql`` : sql`and e.seq > ${filter.afterSeq}`}
+    where e.environment_id = ${environmentId} and e.seq <= ${range.upToSeq}
+      ${range.afterSeq === null ? sql`` : sql`and e.seq > ${range.afterSeq}`}
       ${filter.user === undefined ? sql`` : sql`and e.user_external_id = ${storableText(filter.user)}`}
       ${filter.decision === undefined ? sql`` : sql`and e.decision = ${filter.decision}`}
       ${filter.since === undefined ? sql`` : sql`and e.time >= ${filter.since}`}
       ${filter.until === undefined ? sql`` : sql`and e.time < ${filter.until}`}
-    order by e.seq`.cursor(batch);
+    order by e.seq limit ${limit}`;
 }

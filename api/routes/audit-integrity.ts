@@ -1,8 +1,13 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { listCheckpoints, type AuditCheckpoint } from '../../activities/db/audit-checkpoints.js';
-import { exportFilter, writeAuditExport } from '../../activities/audit/export-ndjson.js';
+import {
+  exportFilter,
+  exportHorizon,
+  writeAuditExport,
+} from '../../activities/audit/export-ndjson.js';
 import type { ApiDeps } from '../deps.js';
+import { ServiceUnavailableError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { parse } from '../http/validate.js';
@@ -107,12 +112,20 @@ export function auditIntegrityRoutes(deps: ApiDeps): Router {
 
   router.get('/v1/audit/export', authorize({ operation: 'read' }), async (req, res) => {
     const query = parse(exportQuery, req.query, 'query');
+    const { environmentId } = callerOf(res);
+    const horizon = await exportHorizon(deps.sql, environmentId);
+    if (horizon === null) {
+      throw new ServiceUnavailableError(
+        'A database transaction open when the export started has not ended, and it may hold audit events: retry shortly.',
+      );
+    }
     res.status(200).type('application/x-ndjson');
     res.flushHeaders();
     const written = await writeAuditExport(
       deps.sql,
-      callerOf(res).environmentId,
+      environmentId,
       exportFilter(query),
+      horizon.upToSeq,
       res,
     );
     if (!written.complete) return; // the client went away

@@ -2,7 +2,11 @@ import { createWriteStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
-import { exportFilter, writeAuditExport } from '../../activities/audit/export-ndjson.js';
+import {
+  exportFilter,
+  exportHorizon,
+  writeAuditExport,
+} from '../../activities/audit/export-ndjson.js';
 import { findEnvironmentByName } from '../../activities/db/environments.js';
 import type { Sql } from '../database/client.js';
 
@@ -134,6 +138,12 @@ export async function exportAuditCommand(sql: Sql, options: ExportAuditOptions):
       `--out ${options.out} holds an export of another environment: choose another file`,
     );
   }
+  const horizon = await exportHorizon(sql, environment.id);
+  if (horizon === null) {
+    throw new Error(
+      'a database transaction open when the export started has not ended, and it may hold audit events: run the same command again shortly',
+    );
+  }
   const file = createWriteStream(options.out, { flags: 'a' });
   // Held in an object: the listener sets it while the export is awaited.
   const outcome: { failure: Error | null } = { failure: null };
@@ -144,6 +154,7 @@ export async function exportAuditCommand(sql: Sql, options: ExportAuditOptions):
     sql,
     environment.id,
     exportFilter({ ...filters.data, ...(last ? { cursor: last.cursor } : {}) }),
+    horizon.upToSeq,
     file,
   );
   if (written.complete) {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { v7 as uuidv7 } from 'uuid';
 import { createSql } from '../../infra/database/client.js';
+import { exportHorizon } from '../../activities/audit/export-ndjson.js';
 import { sealEnvironment } from '../../activities/audit/seal-audit.js';
 import { parseAuditSigningKey } from '../../infra/audit-signing-key.js';
 import { startTestApi, type TestApi } from '../support/api.js';
@@ -60,10 +62,17 @@ interface Line {
   user: string;
 }
 
-/** Reads an export; stops (aborting the request) after `stopAfter` bytes when given. */
-async function readExport(query: string, stopAfter?: number) {
+/**
+ * Reads an export; stops (aborting the request) after `stopAfter` bytes when given, or pauses
+ * `pause.ms` once `pause.after` bytes are read (a slow consumer).
+ */
+async function readExport(
+  query: string,
+  stopAfter?: number,
+  { url = api.url, pause }: { url?: string; pause?: { after: number; ms: number } } = {},
+) {
   const controller = new AbortController();
-  const response = await fetch(`${api.url}/v1/audit/export${query}`, {
+  const response = await fetch(`${url}/v1/audit/export${query}`, {
     headers: bearer(admin.key),
     signal: controller.signal,
   });
@@ -78,6 +87,11 @@ async function readExport(query: string, stopAfter?: number) {
     if (done) break;
     bytes += value.length;
     text += decoder.decode(value, { stream: true });
+    if (pause !== undefined && bytes >= pause.after) {
+      const { ms } = pause;
+      pause = undefined;
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    }
     if (stopAfter !== undefined && bytes >= stopAfter) {
       controller.abort();
       break;
@@ -110,6 +124,98 @@ describe('GET /v1/audit/export', () => {
     expect(rest.at(-1)?.checkpoint_id).toEqual(expect.any(String));
     expect(rest.at(-1)?.hash).toMatch(/^[0-9a-f]{64}$/);
   }, 120_000);
+
+  it('survives a consumer that stops reading for longer than any database timeout', async () => {
+    // The export must hold no Postgres transaction or cursor while the client is slow: a
+    // paused reader once outlasted the idle-in-transaction timeout and lost its export midway.
+    const sql = createSql(db.url, { statementTimeoutMs: 500, idleInTransactionTimeoutMs: 500 });
+    const strict = await startTestApi(testConfig(db.url), sql);
+    try {
+      const lines = await readExport('?decision=blocked', undefined, {
+        url: strict.url,
+        pause: { after: 1_000_000, ms: 2_500 },
+      });
+      expect(lines).toHaveLength(EVENTS / 10);
+    } finally {
+      await strict.close();
+      await sql.end();
+    }
+  }, 60_000);
+
+  it('never skips an event whose insert commits after a later-numbered one', async () => {
+    // seq is drawn at insert, so an event can commit after one with a higher seq. An export
+    // that had already passed the higher seq would never show the other, even when resumed.
+    const writer = createSql(db.url, { max: 1 });
+    let commit: () => void = () => undefined;
+    const committed = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    let late: Promise<unknown> = Promise.resolve();
+    const inserted = new Promise<void>((resolve, reject) => {
+      late = writer.begin(async (tx) => {
+        await tx`
+          insert into audit_events (id, environment_id, time, action, scope, decision, agent_id,
+            via, user_external_id, request, response, trace_id)
+          values (${uuidv7()}, ${admin.environmentId}, now(), 'acme.create_task', 'write',
+            'allowed', 'agent', 'api', 'u_late', '{}', '{}', 'late')`;
+        resolve();
+        await committed;
+      });
+      late.catch(reject);
+    });
+    const other = createSql(db.url, { max: 1 });
+    try {
+      await inserted;
+      await other`
+        insert into audit_events (id, environment_id, time, action, scope, decision, agent_id, via,
+          user_external_id, request, response, trace_id)
+        values (${uuidv7()}, ${admin.environmentId}, now(), 'acme.create_task', 'write',
+          'allowed', 'agent', 'api', 'u_early', '{}', '{}', 'early')`;
+      const [last] = await db.sql<{ seq: string }[]>`
+        select max(seq)::text as seq from audit_events where environment_id = ${admin.environmentId}
+          and user_external_id <> 'u_early'`;
+      setTimeout(commit, 300);
+      const exported = await readExport(`?cursor=${last?.seq ?? ''}`);
+      await late;
+      const resumed = await readExport(`?cursor=${exported.at(-1)?.cursor ?? ''}`);
+      expect([...exported, ...resumed].map((line) => line.user)).toEqual(['u_late', 'u_early']);
+    } finally {
+      commit();
+      await late.catch(() => undefined);
+      await writer.end();
+      await other.end();
+    }
+  }, 60_000);
+
+  it('gives up on a transaction that stays open, rather than export past its events', async () => {
+    const writer = createSql(db.url, { max: 1 });
+    let commit: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    let open: Promise<unknown> = Promise.resolve();
+    const inserted = new Promise<void>((resolve, reject) => {
+      open = writer.begin(async (tx) => {
+        await tx`select pg_current_xact_id()`;
+        resolve();
+        await held;
+      });
+      open.catch(reject);
+    });
+    try {
+      await inserted;
+      expect(await exportHorizon(db.sql, admin.environmentId, 300)).toBeNull();
+      commit();
+      await open;
+      expect(await exportHorizon(db.sql, admin.environmentId, 300)).toEqual({
+        upToSeq: expect.stringMatching(/^\d+$/),
+      });
+    } finally {
+      commit();
+      await open.catch(() => undefined);
+      await writer.end();
+    }
+  });
 
   it('filters as the list does, and shows only the caller environment', async () => {
     const blocked = await readExport('?decision=blocked&user=u_10');
