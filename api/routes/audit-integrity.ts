@@ -71,10 +71,11 @@ registerConnectedUserOperation({
   operationId: 'export_audit_events',
   summary: 'Export audit events as NDJSON, oldest first',
   description:
-    'application/x-ndjson, one event a line in full, with its hash, checkpoint_id (null until sealed) and cursor; pass the last line\'s cursor to resume. Line format: README "Export the audit trail".',
+    'application/x-ndjson, one event a line in full, with its hash, checkpoint_id (null until sealed) and cursor; pass the last line\'s cursor to resume. The export ends at the trail as it was when it started. Line format: README "Export the audit trail".',
   request: { query: exportQuery },
   response: z.string(),
-  errors: [],
+  // A transaction open when the export started stayed open 5 s: retry (README).
+  errors: ['service_unavailable'],
 });
 
 function presentCheckpoint(row: AuditCheckpoint): z.infer<typeof checkpoint> {

@@ -254,7 +254,7 @@ export interface paths {
     };
     /**
      * Export audit events as NDJSON, oldest first
-     * @description application/x-ndjson, one event a line in full, with its hash, checkpoint_id (null until sealed) and cursor; pass the last line's cursor to resume. Line format: README "Export the audit trail".
+     * @description application/x-ndjson, one event a line in full, with its hash, checkpoint_id (null until sealed) and cursor; pass the last line's cursor to resume. The export ends at the trail as it was when it started. Line format: README "Export the audit trail".
      */
     get: operations['export_audit_events'];
     put?: never;
