@@ -16,13 +16,18 @@ const tracingInterceptors = createRequire(import.meta.url).resolve(
 /**
  * Bundles the workflow sources for the worker's sandbox. Our imports name `.js` files (ESM
  * TypeScript convention) that exist as `.ts`, so webpack is told to try both.
+ *
+ * The tracing interceptors only when tracing is on: in the sandbox they make spans for every
+ * workflow task, Update and activity whether or not anything exports them, which doubled the
+ * worker's CPU per call (README, "Performance"). They add headers and sink calls, never
+ * commands, so a history made with them replays without them and the other way round.
  */
-export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
+export async function bundleWorkflows(
+  options: { tracing: boolean } = { tracing: false },
+): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({
     workflowsPath,
-    // In every bundle, tracing on or off, so that one bundle replays every history; the worker
-    // gives their spans a sink either way (worker/tracing-options.ts).
-    workflowInterceptorModules: [tracingInterceptors],
+    workflowInterceptorModules: options.tracing ? [tracingInterceptors] : [],
     webpackConfigHook: (config) => ({
       ...config,
       resolve: { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } },

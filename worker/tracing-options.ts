@@ -10,18 +10,15 @@ import type { Tracing } from '../infra/telemetry/tracing.js';
 type TracingSinks = InjectedSinks<{ exporter: OpenTelemetryWorkflowExporter }>;
 
 /**
- * The worker's part of the call's trace (README, "Observe it"). The workflow interceptors are in
- * every bundle (worker/bundle.ts), so the sandbox's spans always have a sink to go to: with
- * tracing off it drops them, with it on they join the activities' spans, each activity (local
- * ones too) a child of the workflow span that scheduled it, through Temporal headers.
+ * The worker's part of the call's trace (README, "Observe it"): the sandbox's spans (its bundle
+ * has the workflow interceptors when tracing is on, worker/bundle.ts) join the activities'
+ * spans, each activity (local ones too) a child of the workflow span that scheduled it, through
+ * Temporal headers. Nothing when tracing is off.
  */
 export function workerTracingOptions(
   tracing: Tracing | null,
 ): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
-  if (!tracing) {
-    const sinks: TracingSinks = { exporter: { export: { fn: () => undefined } } };
-    return { sinks };
-  }
+  if (!tracing) return {};
   const { tracer } = tracing;
   const sinks: TracingSinks = {
     exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource),

@@ -43,7 +43,8 @@ export interface GatehouseWorker {
  */
 export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
   const { config } = deps;
-  const workflowBundle = deps.workflowBundle ?? (await bundleWorkflows());
+  const workflowBundle =
+    deps.workflowBundle ?? (await bundleWorkflows({ tracing: Boolean(deps.tracing) }));
   // Call inputs, app answers and headers are sealed before they reach Temporal (issue 12).
   const dataConverter = deps.dataConverter ?? encryptedDataConverter(config.encryption);
   const activities = createActivities({

@@ -3,12 +3,13 @@
  * earlier version (test/fixtures/histories, recorded as its README says) is replayed against
  * today's workflow code, through the real payload codec, and must meet no nondeterminism.
  */
-import { describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
+import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import { Worker, type InjectedSinks } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { Keyring } from '../../infra/encryption.js';
 import {
@@ -21,6 +22,7 @@ import { FIXTURE_KEY_ID, fixtureKeyring } from '../fixtures/histories/fixture-ke
 import { historyFromJson, type History } from '../fixtures/histories/history-json.js';
 import { testEnv } from '../support/stack-env.js';
 import { installTestRuntime } from '../support/test-log.js';
+import { bundleWorkflows } from '../../worker/bundle.js';
 
 const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -41,17 +43,37 @@ function eventsOf(name: string): HistoryEvent[] {
   return historyFromJson(readFileSync(path.join(dir, name), 'utf8')).events ?? [];
 }
 
-/** As the worker replays: today's bundle (built by the global set-up), payloads opened by key. */
-function replay(history: History): Promise<void> {
+/**
+ * As the worker replays: today's bundle, payloads opened by key. Without tracing, the global
+ * set-up's bundle; with it, the OpenTelemetry workflow interceptors bundled in too (a worker
+ * bundles them only when tracing is on, so an operator who turns tracing on or off meets
+ * histories made by the other bundle).
+ */
+function replay(
+  history: History,
+  bundle: 'tracing off' | 'tracing on' = 'tracing off',
+): Promise<void> {
   installTestRuntime();
+  const sinks: InjectedSinks<{ exporter: OpenTelemetryWorkflowExporter }> = {
+    exporter: { export: { fn: () => undefined } },
+  };
   return Worker.runReplayHistory(
     {
-      workflowBundle: { codePath: testEnv('workflowBundle') },
+      workflowBundle:
+        bundle === 'tracing off'
+          ? { codePath: testEnv('workflowBundle') }
+          : { code: tracingBundle },
       dataConverter: encryptedDataConverter(fixtureKeyring),
+      sinks,
     },
     history,
   );
 }
+
+let tracingBundle = '';
+beforeAll(async () => {
+  tracingBundle = (await bundleWorkflows({ tracing: true })).code;
+}, 120_000);
 
 const markers = (events: HistoryEvent[], name: string) =>
   events.filter(
@@ -83,10 +105,16 @@ describe('histories recorded from earlier versions', () => {
     expect(fixtures.length).toBeGreaterThanOrEqual(6);
   });
 
-  it.each(fixtures)('%s replays on today’s workflow code', async (name) => {
-    await expect(replay(historyFromJson(readFileSync(path.join(dir, name), 'utf8')))).resolves.toBe(
-      undefined,
-    );
+  it.each(
+    fixtures.flatMap((name) =>
+      (['tracing off', 'tracing on'] as const).map((bundle): [string, typeof bundle] => [
+        name,
+        bundle,
+      ]),
+    ),
+  )('%s replays on today’s workflow code, %s', async (name, bundle) => {
+    const history = historyFromJson(readFileSync(path.join(dir, name), 'utf8'));
+    await expect(replay(history, bundle)).resolves.toBe(undefined);
   });
 });
 
