@@ -172,6 +172,8 @@ const schema = z.object({
   AUDIT_SEAL_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** Events younger than this are left to the next seal: the service may still rewrite them. */
   AUDIT_SEAL_SETTLE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
+  /** How often an idle `audit.event` delivery looks for new events (README "Webhooks"). */
+  AUDIT_WEBHOOK_POLL_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
 
   LOG_LEVEL: logLevel.default('info'),
 
@@ -279,6 +281,7 @@ export interface Config {
     signingKey: AuditSigningKey | null;
     sealIntervalSeconds: number;
     settleSeconds: number;
+    webhookPollSeconds: number;
   };
   logLevel: z.infer<typeof logLevel>;
 }
@@ -391,6 +394,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signingKey,
       sealIntervalSeconds: c.AUDIT_SEAL_INTERVAL_SECONDS,
       settleSeconds: c.AUDIT_SEAL_SETTLE_SECONDS,
+      webhookPollSeconds: c.AUDIT_WEBHOOK_POLL_SECONDS,
     },
     logLevel: c.LOG_LEVEL,
     observability: {

@@ -9,3 +9,4 @@ export { approvalDecidedWebhook, approvalRequestedWebhook } from './webhook.js';
 export { engineFloor } from './engine-floor.js';
 export { nexusRunAction } from './nexus/run-action.js';
 export { sealAuditEvents } from './seal-audit.js';
+export { auditEventWebhook } from './audit-webhook.js';

@@ -10,3 +10,13 @@ export interface ApprovalEvent {
   /** Stable across retries (`webhook-id`), so receivers can de-duplicate. */
   eventId: string;
 }
+
+/** The `webhook/audit.event/<environment id>` workflow's input (issue 25.2). */
+export interface AuditEventDelivery {
+  environmentId: string;
+  /** How long it sleeps when it has caught up (AUDIT_WEBHOOK_POLL_SECONDS). */
+  pollSeconds: number;
+}
+
+export const auditEventWorkflowId = (environmentId: string) =>
+  `webhook/audit.event/${environmentId}`;

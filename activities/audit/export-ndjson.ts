@@ -34,9 +34,12 @@ export function exportFilter(text: ExportFilterText): ExportFilter {
   };
 }
 
-/** One NDJSON line (README "Export the audit trail"): flat, `time` and `event_id` first. */
-export function exportLine(row: ExportedEventRow): string {
-  return `${JSON.stringify({
+/**
+ * One exported event (README "Export the audit trail"): flat, `time` and `event_id` first. An
+ * export line and each event of an `audit.event` webhook batch.
+ */
+export function exportRecord(row: ExportedEventRow) {
+  return {
     time: row.time.toISOString(),
     event_id: row.id,
     cursor: row.seq,
@@ -60,7 +63,14 @@ export function exportLine(row: ExportedEventRow): string {
     response: row.response,
     hash: row.hash.toString('hex'),
     checkpoint_id: row.checkpointId,
-  })}\n`;
+  };
+}
+
+export type ExportRecord = ReturnType<typeof exportRecord>;
+
+/** One NDJSON line of an export. */
+export function exportLine(row: ExportedEventRow): string {
+  return `${JSON.stringify(exportRecord(row))}\n`;
 }
 
 /**

@@ -8,6 +8,10 @@ export interface WebhookEndpointView {
   secretHint: string;
   updatedAt: Date;
   updatedBy: string;
+  /** Whether `audit.event` batches are delivered too (issue 25.2). */
+  auditEvents: boolean;
+  /** The seq (export `cursor`) of the last event a receiver acknowledged; null while off. */
+  auditDeliveredSeq: string | null;
 }
 
 /** The endpoint with its secret in clear, for signing a delivery and nothing else. */
@@ -19,6 +23,9 @@ export interface WebhookEndpoint {
    * links go, so they never decide its agent's own calls (activities/approvals/link-provenance).
    */
   keyAgentId: string | null;
+  /** Audit delivery's state, as in the view. */
+  auditEvents: boolean;
+  auditDeliveredSeq: string | null;
 }
 
 interface Row {
@@ -27,6 +34,8 @@ interface Row {
   updatedAt: Date;
   updatedBy: string;
   keyAgentId: string | null;
+  auditEvents: boolean;
+  auditDeliveredSeq: string | null;
 }
 
 // Binds the sealed secret to its environment's row: a value copied to another row does not open.
@@ -38,6 +47,8 @@ function view(keyring: Keyring, environmentId: string, row: Row): WebhookEndpoin
     secretHint: open(keyring, row.secretSealed, secretAad(environmentId)).slice(-4),
     updatedAt: row.updatedAt,
     updatedBy: row.updatedBy,
+    auditEvents: row.auditEvents,
+    auditDeliveredSeq: row.auditDeliveredSeq,
   };
 }
 
@@ -49,28 +60,40 @@ export async function setWebhookEndpoint(
   sql: Db,
   keyring: Keyring,
   environmentId: string,
-  input: { url: string; secret: string },
+  input: { url: string; secret: string; auditEvents: boolean },
   setter: { agentId: string } | 'cli',
 ): Promise<WebhookEndpointView> {
   const keyAgentId = setter === 'cli' ? null : setter.agentId;
+  // Turned on, audit delivery starts after the newest event (history is the export's job); kept
+  // on, it goes on where it was, even for a new URL; turned off, it forgets where it was.
   const [row]: [Row?] = await sql`
-    insert into webhook_endpoints (environment_id, url, secret_sealed, updated_by, key_agent_id)
+    insert into webhook_endpoints (environment_id, url, secret_sealed, updated_by, key_agent_id,
+      audit_events, audit_delivered_seq)
     values (${environmentId}, ${input.url},
             ${seal(keyring, input.secret, secretAad(environmentId))}, ${keyAgentId ?? 'cli'},
-            ${keyAgentId})
+            ${keyAgentId}, ${input.auditEvents},
+            case when ${input.auditEvents}::boolean then
+              (select coalesce(max(seq), 0) from audit_events
+                where environment_id = ${environmentId}) end)
     on conflict (environment_id) do update
       set url = excluded.url, secret_sealed = excluded.secret_sealed,
           updated_by = excluded.updated_by, key_agent_id = excluded.key_agent_id,
+          audit_events = excluded.audit_events,
+          audit_delivered_seq = case when excluded.audit_events
+            then coalesce(webhook_endpoints.audit_delivered_seq, excluded.audit_delivered_seq) end,
           updated_at = now()
-    returning url, secret_sealed, updated_at, updated_by, key_agent_id`;
+    returning ${columns(sql)}`;
   if (!row) throw new Error('webhook endpoint upsert returned nothing');
   return view(keyring, environmentId, row);
 }
 
+const columns = (sql: Db) =>
+  sql`url, secret_sealed, updated_at, updated_by, key_agent_id, audit_events,
+    audit_delivered_seq::text as audit_delivered_seq`;
+
 async function findRow(sql: Db, environmentId: string): Promise<Row | null> {
   const [row]: [Row?] = await sql`
-    select url, secret_sealed, updated_at, updated_by, key_agent_id
-    from webhook_endpoints where environment_id = ${environmentId}`;
+    select ${columns(sql)} from webhook_endpoints where environment_id = ${environmentId}`;
   return row ?? null;
 }
 
@@ -95,6 +118,8 @@ export async function findWebhookEndpointForDelivery(
     url: row.url,
     secret: open(keyring, row.secretSealed, secretAad(environmentId)),
     keyAgentId: row.keyAgentId,
+    auditEvents: row.auditEvents,
+    auditDeliveredSeq: row.auditDeliveredSeq,
   };
 }
 
@@ -109,4 +134,27 @@ export async function hasWebhookEndpoint(sql: Db, environmentId: string): Promis
 export async function deleteWebhookEndpoint(sql: Db, environmentId: string): Promise<boolean> {
   const rows = await sql`delete from webhook_endpoints where environment_id = ${environmentId}`;
   return rows.count > 0;
+}
+
+/** The environments whose endpoint takes `audit.event`: a starting worker resumes their delivery. */
+export async function environmentsWithAuditDelivery(sql: Db): Promise<string[]> {
+  const rows = await sql<{ environmentId: string }[]>`
+    select environment_id from webhook_endpoints where audit_events`;
+  return rows.map((row) => row.environmentId);
+}
+
+/**
+ * Records that a receiver acknowledged the events up to `toSeq`, if delivery is still on and
+ * still at `fromSeq` (an endpoint turned off and on again meanwhile starts afresh).
+ */
+export async function advanceAuditDelivery(
+  sql: Db,
+  environmentId: string,
+  fromSeq: string,
+  toSeq: string,
+): Promise<void> {
+  await sql`
+    update webhook_endpoints set audit_delivered_seq = ${toSeq}
+    where environment_id = ${environmentId} and audit_events
+      and audit_delivered_seq = ${fromSeq}`;
 }

@@ -24,4 +24,11 @@ export const webhookSecret = z
   .regex(WEBHOOK_SECRET_PATTERN, { message: WEBHOOK_SECRET_RULE, abort: true })
   .refine(isStrongWebhookSecret, WEBHOOK_SECRET_RULE);
 
-export const webhookEndpointInput = z.strictObject({ url: webhookUrl, secret: webhookSecret });
+export const webhookEndpointInput = z.strictObject({
+  url: webhookUrl,
+  secret: webhookSecret,
+  audit_events: z.boolean().default(false).meta({
+    description:
+      'Also deliver every audit event, in batches of up to 100 as `audit.event`, from the moment it is turned on (README "Webhooks").',
+  }),
+});

@@ -30,7 +30,8 @@ export interface WebhookMessage {
   /** The `webhook-id` of every attempt, so receivers can de-duplicate. */
   eventId: string;
   /** For the log lines only. */
-  approvalId: string;
+  approvalId?: string;
+  environmentId?: string;
 }
 
 class DeliveryFailed extends Error {
@@ -90,6 +91,7 @@ export async function deliverSigned(
     webhook: message.type,
     eventId: message.eventId,
     approvalId: message.approvalId,
+    environmentId: message.environmentId,
     // The origin only: a receiver URL may carry a token in its path or query.
     receiver: url.origin,
     attempt: Context.current().info.attempt,

@@ -1,5 +1,6 @@
 import { deliverApprovalDecidedActivity } from './deliver-approval-decided.js';
 import { deliverApprovalRequestedActivity } from './deliver-approval-requested.js';
+import { deliverAuditEventsActivity } from './deliver-audit-events.js';
 import type { WebhookDeps } from './signed-delivery.js';
 
 /**
@@ -11,5 +12,6 @@ export function webhookActivities(deps: WebhookDeps) {
   return {
     deliverApprovalDecided: deliverApprovalDecidedActivity(deps),
     deliverApprovalRequested: deliverApprovalRequestedActivity(deps),
+    deliverAuditEvents: deliverAuditEventsActivity(deps),
   };
 }

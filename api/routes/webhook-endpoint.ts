@@ -8,6 +8,7 @@ import {
 } from '../../activities/db/webhook-endpoints.js';
 import { endpointAddressProblem } from '../../activities/webhooks/endpoint-address.js';
 import { webhookEndpointInput } from '../../activities/webhooks/endpoint-input.js';
+import { ensureAuditEventDelivery } from '../../activities/webhooks/start-audit-delivery.js';
 import type { ApiDeps } from '../deps.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
@@ -25,6 +26,11 @@ const webhookEndpointOutput = z
     secret_hint: z.string().meta({ description: 'The last four characters of the secret.' }),
     updated_at: z.iso.datetime(),
     updated_by: z.string().meta({ description: 'agent id of the key that last set it' }),
+    audit_events: z.boolean(),
+    audit_cursor: z.string().nullable().meta({
+      description:
+        'The export `cursor` of the last audit event the receiver acknowledged; null while audit delivery is off.',
+    }),
   })
   .meta({ id: 'WebhookEndpoint' });
 
@@ -39,7 +45,7 @@ registerConnectedUserOperation({
   operationId: 'get_webhook_endpoint',
   summary: 'Get the webhook endpoint of the environment',
   description:
-    'Where `approval.requested` and `approval.decided` are delivered; the signing secret shows only as its last four characters.',
+    'Where `approval.requested` and `approval.decided` (and `audit.event`, when on) are delivered; the signing secret shows only as its last four characters.',
   response: webhookEndpointOutput,
   errors: [],
   errorExamples: [noEndpoint],
@@ -76,6 +82,8 @@ function presentWebhookEndpoint(endpoint: WebhookEndpointView) {
     secret_hint: `…${endpoint.secretHint}`,
     updated_at: endpoint.updatedAt.toISOString(),
     updated_by: endpoint.updatedBy,
+    audit_events: endpoint.auditEvents,
+    audit_cursor: endpoint.auditDeliveredSeq,
   };
 }
 
@@ -109,10 +117,19 @@ export function webhookEndpointRoutes(deps: ApiDeps): Router {
         deps.sql,
         keyring,
         caller.environmentId,
-        body,
+        { url: body.url, secret: body.secret, auditEvents: body.audit_events },
         // This key chooses where decision links go: they never decide its agent's own calls.
         { agentId: caller.agentId },
       );
+      if (endpoint.auditEvents) {
+        // Stored first: a PUT that Temporal could not take (503) is simply sent again.
+        await deps.temporal.withDeadline(Date.now() + deps.config.requests.deadlineMs, () =>
+          ensureAuditEventDelivery(deps.temporal, deps.config.temporal.taskQueue, {
+            environmentId: caller.environmentId,
+            pollSeconds: deps.config.audit.webhookPollSeconds,
+          }),
+        );
+      }
       res.json(presentWebhookEndpoint(endpoint));
     },
   );

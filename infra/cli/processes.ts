@@ -1,4 +1,5 @@
 import { startApiServer } from '../../api/server.js';
+import { resumeAuditDeliveries } from '../../worker/audit-deliveries.js';
 import { startAuditSealing } from '../../worker/audit-seal-schedule.js';
 import { createWorker } from '../../worker/worker.js';
 import { loadConfig } from '../config.js';
@@ -67,6 +68,7 @@ export async function runWorker(): Promise<void> {
   const worker = await createWorker({ config, sql, logger, connection, tracing });
   const temporal = await connectClient(config.temporal, config.encryption);
   await startAuditSealing(temporal, config, logger);
+  await resumeAuditDeliveries(temporal, config, sql, logger);
   await temporal.connection.close();
   const metrics = metricsAt
     ? await startMetricsServer(metricsAt, async () =>

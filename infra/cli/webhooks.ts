@@ -50,6 +50,7 @@ function describe(endpoint: WebhookEndpointView): string[] {
   return [
     `url       ${endpoint.url}`,
     `updated   ${endpoint.updatedAt.toISOString()} by ${endpoint.updatedBy}`,
+    `audit     ${endpoint.auditEvents ? `audit.event on, delivered up to cursor ${endpoint.auditDeliveredSeq ?? '-'}` : 'off'}`,
   ];
 }
 
@@ -67,11 +68,15 @@ export async function setWebhookCommand(
   }
   const problem = await endpointAddressProblem(input.data.url, settings.webhooks.allowPrivate);
   if (problem) throw new Error(`--url ${problem} (WEBHOOK_ALLOW_PRIVATE=true allows it)`);
+  const id = await environmentId(sql, options.env);
+  // Audit delivery is turned on and off through the API, which starts its workflow (the CLI has
+  // no Temporal connection): a CLI change of URL or secret leaves it as it is.
+  const current = await findWebhookEndpointView(sql, settings.encryption, id);
   const endpoint = await setWebhookEndpoint(
     sql,
     settings.encryption,
-    await environmentId(sql, options.env),
-    input.data,
+    id,
+    { url: input.data.url, secret: input.data.secret, auditEvents: current?.auditEvents ?? false },
     CLI_ACTOR,
   );
   const lines = [`webhook endpoint of ${options.env} set`, ...describe(endpoint)];

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 import { CODEC_PATH } from '../../api/routes/codec.js';
 import { createApiHttpServer, startApiServer } from '../../api/server.js';
+import { resumeAuditDeliveries } from '../../worker/audit-deliveries.js';
 import { startAuditSealing } from '../../worker/audit-seal-schedule.js';
 import { createWorker } from '../../worker/worker.js';
 import { LOCAL_DATABASE, localPostgresDir } from '../cli/cli-database.js';
@@ -247,6 +248,7 @@ export async function startDevStack(
       const temporal = await connectClient(config.temporal, config.encryption);
       stops.push(() => temporal.connection.close());
       await startAuditSealing(temporal, config, logger);
+      await resumeAuditDeliveries(temporal, config, sql, logger);
       return startApiServer({ config, sql, temporal, logger }, servers.api);
     });
     stops.push(() => api.close());

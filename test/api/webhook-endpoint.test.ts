@@ -65,6 +65,8 @@ describe('webhook endpoint', () => {
         secret_hint: `…${secret.slice(-4)}`,
         updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         updated_by: 'ops',
+        audit_events: false,
+        audit_cursor: null,
       },
     });
     expect(await call(reader, 'GET')).toEqual(set);

@@ -44,7 +44,13 @@ describe('gatehouse webhooks', () => {
     // Set with no API key: the decision links delivered there record no agent (README, "Decision
     // links"), where an endpoint set through the API records its key's agent.
     expect(await findWebhookEndpointForDelivery(db.sql, config.encryption, environment.id)).toEqual(
-      { url: 'https://example.com/hooks', secret, keyAgentId: null },
+      {
+        url: 'https://example.com/hooks',
+        secret,
+        keyAgentId: null,
+        auditEvents: false,
+        auditDeliveredSeq: null,
+      },
     );
 
     const shown = await runCli(['webhooks', 'show', '--env', 'hooks'], env);
@@ -52,6 +58,7 @@ describe('gatehouse webhooks', () => {
     expect(shown.stdout).toMatch(/^url\s+https:\/\/example\.com\/hooks$/m);
     expect(shown.stdout).toContain(`secret    …${secret.slice(-4)}\n`);
     expect(shown.stdout).not.toContain(secret);
+    expect(shown.stdout).toMatch(/^audit\s+off$/m);
 
     // The API sees what the CLI set.
     const key = await createTestKey(db.sql, { env: 'hooks', access: 'read_only' });

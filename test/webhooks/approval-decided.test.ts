@@ -216,7 +216,7 @@ describe('approval.decided', () => {
         db.sql,
         locked.encryption,
         internal.environmentId,
-        { url: address(receiver.url), secret },
+        { url: address(receiver.url), secret, auditEvents: false },
         { agentId: 'test' },
       );
       const approval = await decidedApproval(internal.environmentId);

@@ -659,7 +659,7 @@ export interface paths {
     };
     /**
      * Get the webhook endpoint of the environment
-     * @description Where `approval.requested` and `approval.decided` are delivered; the signing secret shows only as its last four characters.
+     * @description Where `approval.requested` and `approval.decided` (and `audit.event`, when on) are delivered; the signing secret shows only as its last four characters.
      */
     get: operations['get_webhook_endpoint'];
     /**
@@ -1436,12 +1436,20 @@ export interface components {
       updated_at: string;
       /** @description agent id of the key that last set it */
       updated_by: string;
+      audit_events: boolean;
+      /** @description The export `cursor` of the last audit event the receiver acknowledged; null while audit delivery is off. */
+      audit_cursor: string | null;
     };
     /** @description The `secret` (Standard Webhooks `whsec_…`) is write-only. */
     SetWebhookEndpoint: {
       /** Format: uri */
       url: string;
       secret: string;
+      /**
+       * @description Also deliver every audit event, in batches of up to 100 as `audit.event`, from the moment it is turned on (README "Webhooks").
+       * @default false
+       */
+      audit_events: boolean;
     };
   };
   responses: never;
