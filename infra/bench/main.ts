@@ -117,7 +117,11 @@ function costTable(results: Results): string {
 const at = (runs: Throughput[], concurrency: number) =>
   runs.find((t) => t.concurrency === concurrency)?.throughput ?? 0;
 
-/** Gatehouse ÷ the engine floor, from one run (issue 14), with the goals they are held to. */
+/**
+ * Gatehouse ÷ the engine floor, from one run, with the goals they are held to: issue 24's (issue
+ * 14 had asked 0.9× at c=32 and 1.2× at c=1; issue 24 set the bar where this machine can be held
+ * to it).
+ */
 function floorRatios(results: Results) {
   const { floor, action, proxy } = results.throughput;
   const ratios = {
@@ -133,24 +137,24 @@ function floorRatios(results: Results) {
   };
   const goals: { goal: string; value: number; met: boolean }[] = [
     {
-      goal: 'action runs/s c=32 ≥ 0.9× floor',
+      goal: 'action runs/s c=32 ≥ 0.75× floor',
       value: ratios.actionRunsC32OverFloor,
-      met: ratios.actionRunsC32OverFloor >= 0.9,
+      met: ratios.actionRunsC32OverFloor >= 0.75,
     },
     {
-      goal: 'proxy runs/s c=32 ≥ 0.9× floor',
+      goal: 'proxy runs/s c=32 ≥ 0.75× floor',
       value: ratios.proxyRunsC32OverFloor,
-      met: ratios.proxyRunsC32OverFloor >= 0.9,
+      met: ratios.proxyRunsC32OverFloor >= 0.75,
     },
     {
-      goal: 'action p50 c=1 ≤ 1.2× floor',
+      goal: 'action p50 c=1 ≤ 1.5× floor',
       value: ratios.actionP50OverFloor,
-      met: ratios.actionP50OverFloor <= 1.2,
+      met: ratios.actionP50OverFloor <= 1.5,
     },
     {
-      goal: 'proxy p50 c=1 ≤ 1.2× floor',
+      goal: 'proxy p50 c=1 ≤ 1.5× floor',
       value: ratios.proxyP50OverFloor,
-      met: ratios.proxyP50OverFloor <= 1.2,
+      met: ratios.proxyP50OverFloor <= 1.5,
     },
     {
       goal: 'proxy p50 within 10% of actions',
