@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { callAnswerError } from '../../api/calls/call-answer.js';
 import { ApiError } from '../../api/errors.js';
-import { CallWorkflows } from '../../api/temporal/call-workflows.js';
+import { callWorkflowsFor } from '../../api/temporal/call-workflows.js';
 import type {
   NexusCallOutcome,
   NexusRunStart,
@@ -32,13 +32,9 @@ function outcomeOfError(error: ApiError): NexusCallOutcome {
  * are one request (one Update id, one audit row).
  */
 export function runNexusCallActivity(deps: ActivityDeps) {
-  const calls = new CallWorkflows(
-    deps.temporal,
-    deps.sql,
-    deps.config.encryption,
-    deps.config.temporal.taskQueue,
-    deps.config.requests,
-  );
+  // The API's own, so a call a Nexus operation starts links its audit event and trace in the
+  // Temporal UI as a REST call's does (issue 25.5).
+  const calls = callWorkflowsFor(deps);
   return async function runNexusCall(
     start: NexusRunStart,
     ticket: NexusTicket,

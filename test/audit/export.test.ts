@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { v7 as uuidv7 } from 'uuid';
+import type postgres from 'postgres';
 import { createSql } from '../../infra/database/client.js';
 import { exportHorizon } from '../../activities/audit/export-ndjson.js';
 import { sealEnvironment } from '../../activities/audit/seal-audit.js';
@@ -105,6 +106,37 @@ async function readExport(
     .map((line) => JSON.parse(line) as Line);
 }
 
+/**
+ * A transaction of its own that has run `statement` and stays open until `commit()`: a writer
+ * still in flight, as the export must wait for.
+ */
+async function openTransaction(statement: (tx: postgres.TransactionSql) => Promise<unknown>) {
+  const writer = createSql(db.url, { max: 1 });
+  let commit: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => {
+    commit = resolve;
+  });
+  let done: Promise<unknown> = Promise.resolve();
+  await new Promise<void>((resolve, reject) => {
+    done = writer.begin(async (tx) => {
+      await statement(tx);
+      resolve();
+      await held;
+    });
+    done.catch(reject);
+  });
+  return {
+    commit,
+    /** Commits (if not yet) and waits for the commit. */
+    async end() {
+      commit();
+      await done.catch(() => undefined);
+      await writer.end();
+    },
+    committed: () => done,
+  };
+}
+
 describe('GET /v1/audit/export', () => {
   it('streams 100,000 events and resumes an interrupted export exactly where it stopped', async () => {
     const started = Date.now();
@@ -145,75 +177,45 @@ describe('GET /v1/audit/export', () => {
   it('never skips an event whose insert commits after a later-numbered one', async () => {
     // seq is drawn at insert, so an event can commit after one with a higher seq. An export
     // that had already passed the higher seq would never show the other, even when resumed.
-    const writer = createSql(db.url, { max: 1 });
-    let commit: () => void = () => undefined;
-    const committed = new Promise<void>((resolve) => {
-      commit = resolve;
+    const event = (user: string) => ({
+      id: uuidv7(),
+      environment_id: admin.environmentId,
+      action: 'acme.create_task',
+      scope: 'write',
+      decision: 'allowed',
+      agent_id: 'agent',
+      via: 'api',
+      user_external_id: user,
+      request: {},
+      response: {},
+      trace_id: user,
     });
-    let late: Promise<unknown> = Promise.resolve();
-    const inserted = new Promise<void>((resolve, reject) => {
-      late = writer.begin(async (tx) => {
-        await tx`
-          insert into audit_events (id, environment_id, time, action, scope, decision, agent_id,
-            via, user_external_id, request, response, trace_id)
-          values (${uuidv7()}, ${admin.environmentId}, now(), 'acme.create_task', 'write',
-            'allowed', 'agent', 'api', 'u_late', '{}', '{}', 'late')`;
-        resolve();
-        await committed;
-      });
-      late.catch(reject);
-    });
-    const other = createSql(db.url, { max: 1 });
+    const late = await openTransaction((tx) => tx`insert into audit_events ${tx(event('u_late'))}`);
     try {
-      await inserted;
-      await other`
-        insert into audit_events (id, environment_id, time, action, scope, decision, agent_id, via,
-          user_external_id, request, response, trace_id)
-        values (${uuidv7()}, ${admin.environmentId}, now(), 'acme.create_task', 'write',
-          'allowed', 'agent', 'api', 'u_early', '{}', '{}', 'early')`;
+      await db.sql`insert into audit_events ${db.sql(event('u_early'))}`;
       const [last] = await db.sql<{ seq: string }[]>`
         select max(seq)::text as seq from audit_events where environment_id = ${admin.environmentId}
           and user_external_id <> 'u_early'`;
-      setTimeout(commit, 300);
+      setTimeout(late.commit, 300);
       const exported = await readExport(`?cursor=${last?.seq ?? ''}`);
-      await late;
+      await late.committed();
       const resumed = await readExport(`?cursor=${exported.at(-1)?.cursor ?? ''}`);
       expect([...exported, ...resumed].map((line) => line.user)).toEqual(['u_late', 'u_early']);
     } finally {
-      commit();
-      await late.catch(() => undefined);
-      await writer.end();
-      await other.end();
+      await late.end();
     }
   }, 60_000);
 
   it('gives up on a transaction that stays open, rather than export past its events', async () => {
-    const writer = createSql(db.url, { max: 1 });
-    let commit: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => {
-      commit = resolve;
-    });
-    let open: Promise<unknown> = Promise.resolve();
-    const inserted = new Promise<void>((resolve, reject) => {
-      open = writer.begin(async (tx) => {
-        await tx`select pg_current_xact_id()`;
-        resolve();
-        await held;
-      });
-      open.catch(reject);
-    });
+    const open = await openTransaction((tx) => tx`select pg_current_xact_id()`);
     try {
-      await inserted;
       expect(await exportHorizon(db.sql, admin.environmentId, 300)).toBeNull();
-      commit();
-      await open;
+      await open.end();
       expect(await exportHorizon(db.sql, admin.environmentId, 300)).toEqual({
         upToSeq: expect.stringMatching(/^\d+$/),
       });
     } finally {
-      commit();
-      await open.catch(() => undefined);
-      await writer.end();
+      await open.end();
     }
   });
 

@@ -89,8 +89,10 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
     expect(result.data).toMatchObject({ title });
     expect(await fixture.tasksAtTheApp(title)).toBe(1);
 
-    const audited = await stack.db.sql<{ decision: string; approvalId: string | null }[]>`
-      select decision, approval_id from audit_events
+    const audited = await stack.db.sql<
+      { id: string; decision: string; approvalId: string | null }[]
+    >`
+      select id, decision, approval_id from audit_events
       where agent_id = ${AGENT} and request->'input'->>'title' = ${title} order by id`;
     expect(audited.map((row) => row.decision)).toEqual(['blocked', 'allowed']);
     expect(audited.every((row) => row.approvalId === approval.id)).toBe(true);
@@ -100,6 +102,13 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
     expect(backing).toMatch(/^nexus\/test\//);
     const [call] = await stack.db.sql<{ workflowId: string }[]>`
       select workflow_id from approvals where id = ${approval.id}`;
+    // Issue 25.5: the call a Nexus operation started links its first request's audit event in
+    // the Temporal UI, as a REST call does.
+    const details = await (
+      await gatehouse.workflow.getHandle(call?.workflowId ?? '').describe()
+    ).staticDetails();
+    expect(details).toContain(`- audit event: [${audited[0]?.id ?? '-'}](`);
+    expect(details).toContain(`/v1/audit/${audited[0]?.id ?? '-'})`);
     for (const workflowId of [backing ?? '', call?.workflowId ?? '']) {
       const text = await historyText(gatehouse, workflowId);
       expect(text).not.toContain(backendKey.key);

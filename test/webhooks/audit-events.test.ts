@@ -1,26 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import type { Config } from '../../infra/config.js';
-import { createWorker, type GatehouseWorker } from '../../worker/worker.js';
 import { auditEventWorkflowId } from '../../workflows/webhook-types.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
-import { testEnv } from '../support/stack-env.js';
-import { installTestRuntime, testLogger } from '../support/test-log.js';
 import { startReceiver, type Delivery, type Receiver } from '../support/webhook-receiver.js';
+import { startTestWorker, type TestWorker } from '../support/worker.js';
 
 let db: TestDatabase;
 let config: Config;
 let api: TestApi;
 let client: Client;
-let worker: GatehouseWorker;
-let running: Promise<void>;
-let connection: NativeConnection;
+let worker: TestWorker;
 let receiver: Receiver;
 let admin: TestKey;
 const secret = generateWebhookSecret();
@@ -36,25 +31,14 @@ beforeAll(async () => {
   config = testConfig(db.url, { AUDIT_WEBHOOK_POLL_SECONDS: '1' });
   api = await startTestApi(config, db.sql);
   client = api.temporal;
-  installTestRuntime();
-  connection = await NativeConnection.connect({ address: config.temporal.address });
-  worker = await createWorker({
-    config,
-    sql: db.sql,
-    logger: testLogger(),
-    connection,
-    workflowBundle: { codePath: testEnv('workflowBundle') },
-  });
-  running = worker.run();
+  worker = await startTestWorker(config, db.sql);
   receiver = await startReceiver();
   admin = await createTestKey(db.sql, { access: 'full', agentId: 'ops' });
 });
 
 afterAll(async () => {
   await receiver.close();
-  worker.shutdown();
-  await running;
-  await connection.close();
+  await worker.stop();
   await api.close();
   await db.drop();
 });
