@@ -1,3 +1,4 @@
+import { auditExportScenario, exportLine } from './audit-export.js';
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -237,8 +238,8 @@ async function main(): Promise<void> {
   const only = process.argv.includes('--only')
     ? process.argv[process.argv.indexOf('--only') + 1]
     : undefined;
-  if (only !== undefined && only !== 'simulate' && only !== 'approvals') {
-    throw new Error('--only takes: simulate, approvals');
+  if (only !== undefined && only !== 'simulate' && only !== 'approvals' && only !== 'export') {
+    throw new Error('--only takes: simulate, approvals, export');
   }
   const mode = process.argv.includes('--quick') ? 'quick' : 'full';
   const scaleOut = process.argv.includes('--scale-out');
@@ -275,6 +276,15 @@ async function main(): Promise<void> {
     if (only === 'simulate') {
       simulation = await simulationScenario(stack, settings.simulationRuns, log);
       process.stdout.write(`\n${simulationLine(simulation)}`);
+      return;
+    }
+    if (only === 'export') {
+      const exported = await auditExportScenario(stack, settings.simulationRuns, log);
+      const file = await writeReport({
+        ...(await runContext(mode, scaleOut, settings, stack.settings)),
+        auditExport: exported,
+      });
+      process.stdout.write(`\n${exportLine(exported)}${machineLine(file)}`);
       return;
     }
     if (only === 'approvals') {
