@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { isCpuBudgetSpent, withinCpuBudget } from '../../infra/cpu-budget.js';
 
 /**
  * A remote MCP tool's input, checked against the tool's JSON Schema as accepted (issue 21) with
@@ -61,6 +62,11 @@ export function toolInputValidator(schema: Record<string, unknown>): ValidateFun
     // Compiling registers the schema's $id; the cache below is what keeps it, not ajv.
     dialects[dialect].removeSchema(schema);
   }
+  // An `$async` schema's validator answers a promise, which would read as valid whatever the
+  // input: such a schema is refused like a malformed one.
+  if ((validate as { $async?: unknown }).$async === true) {
+    throw new Error('it is an asynchronous schema ($async), which Gatehouse does not run');
+  }
   if (compiled.size >= MAX_COMPILED) {
     const oldest = compiled.keys().next().value;
     if (oldest !== undefined) compiled.delete(oldest);
@@ -107,10 +113,30 @@ function messageOf(error: ErrorObject): string {
   return error.message ?? `fails "${error.keyword}"`;
 }
 
+/**
+ * How long checking one input may take. A schema's `pattern` runs JavaScript's backtracking
+ * regular expressions, and an accepted schema may hold one that backtracks exponentially on an
+ * input the agent chooses: unbounded, one call could hold the API's thread for seconds or
+ * hours. Past the budget the input is refused, never let through.
+ */
+export const TOOL_INPUT_BUDGET_MS = 100;
+
 /** Every problem of `input` against the tool's schema, each naming its field; empty if none. */
 export function toolInputIssues(schema: Record<string, unknown>, input: unknown): InputIssue[] {
   const validate = toolInputValidator(schema);
-  if (validate(input)) return [];
+  let valid: boolean;
+  try {
+    valid = withinCpuBudget(() => validate(input), TOOL_INPUT_BUDGET_MS);
+  } catch (error) {
+    if (!isCpuBudgetSpent(error)) throw error;
+    return [
+      {
+        path: 'input',
+        message: `took longer than ${String(TOOL_INPUT_BUDGET_MS)} ms to check against the tool's input schema (a pattern that backtracks on it); change the input`,
+      },
+    ];
+  }
+  if (valid) return [];
   return (validate.errors ?? []).map((error) => ({
     path: pathOf(error),
     message: messageOf(error),

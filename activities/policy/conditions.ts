@@ -1,5 +1,5 @@
-import vm from 'node:vm';
 import { Environment } from '@marcbachmann/cel-js';
+import { isCpuBudgetSpent, withinCpuBudget } from '../../infra/cpu-budget.js';
 import type { CallRequest } from '../../workflows/call-types.js';
 import type { ConditionJudge, ConditionOutcome, PolicyRule } from '../../workflows/policy.js';
 
@@ -111,19 +111,6 @@ function programOf(expression: string): Program {
   return program;
 }
 
-/** Runs `work` with V8 terminating it past `timeoutMs`; one context serves every evaluation. */
-const sandbox = vm.createContext({ work: null as (() => unknown) | null });
-const runWork = new vm.Script('work()');
-
-function withinBudget(work: () => unknown, timeoutMs: number): unknown {
-  (sandbox as { work: (() => unknown) | null }).work = work;
-  try {
-    return runWork.runInContext(sandbox, { timeout: Math.max(1, Math.floor(timeoutMs)) });
-  } finally {
-    (sandbox as { work: (() => unknown) | null }).work = null;
-  }
-}
-
 /** What a condition reads about a call. */
 export type ConditionContext = Record<keyof typeof CONDITION_VARIABLES, unknown>;
 
@@ -185,11 +172,11 @@ export function judgeCondition(
   if (budgetMs < 1) return { error: 'the evaluation budget of the call is spent' };
   try {
     const program = programOf(expression);
-    const value = withinBudget(() => program(context), budgetMs);
+    const value = withinCpuBudget((): unknown => program(context), budgetMs);
     if (typeof value !== 'boolean') return { error: `evaluates to a ${typeof value}, not a bool` };
     return { holds: value };
   } catch (error) {
-    if ((error as { code?: unknown } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
+    if (isCpuBudgetSpent(error)) {
       return { error: `took longer than ${String(Math.floor(budgetMs))} ms` };
     }
     return { error: firstLine(error) };

@@ -1,4 +1,4 @@
-import vm from 'node:vm';
+import { isCpuBudgetSpent, withinCpuBudget } from '../../infra/cpu-budget.js';
 import type {
   ConditionJudge,
   ConditionOutcome,
@@ -75,23 +75,17 @@ export function liveVerdicts(call: RecordedCall, sides: Sides): VerdictPair {
   return pairOn(call, sides, liveJudges);
 }
 
-const sandbox = vm.createContext({ work: null as (() => void) | null });
-const runWork = new vm.Script('work()');
-
 /** The verdicts on `calls` within one batch budget, or null when it ran out. */
 function batchVerdicts(calls: readonly RecordedCall[], sides: Sides): VerdictPair[] | null {
   const pairs: VerdictPair[] = [];
-  (sandbox as { work: (() => void) | null }).work = () => {
-    for (const call of calls) pairs.push(pairOn(call, sides, batchJudges));
-  };
   try {
-    runWork.runInContext(sandbox, { timeout: BATCH_BUDGET_MS });
+    withinCpuBudget(() => {
+      for (const call of calls) pairs.push(pairOn(call, sides, batchJudges));
+    }, BATCH_BUDGET_MS);
     return pairs;
   } catch (error) {
-    if ((error as { code?: unknown } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return null;
+    if (isCpuBudgetSpent(error)) return null;
     throw error;
-  } finally {
-    (sandbox as { work: (() => void) | null }).work = null;
   }
 }
 

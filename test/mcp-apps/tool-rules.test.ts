@@ -168,6 +168,25 @@ describe('toolInputIssues', () => {
   });
 });
 
+describe('toolInputIssues against a hostile pattern', () => {
+  it('refuses input whose check outlasts its budget instead of holding the event loop', () => {
+    // A schema an operator accepted may hold a pattern that backtracks exponentially; an agent
+    // chooses the input. Unbounded, this check took ~10 s of the API's only thread.
+    const schema = {
+      type: 'object',
+      properties: { q: { type: 'string', pattern: '^(a+)+$' } },
+    };
+    expect(toolInputIssues(schema, { q: `${'a'.repeat(28)}!` })).toEqual([
+      { path: 'input', message: expect.stringContaining('took longer than') },
+    ]);
+    // An input the pattern matches, or refuses quickly, is judged as before.
+    expect(toolInputIssues(schema, { q: 'aaaa' })).toEqual([]);
+    expect(toolInputIssues(schema, { q: 'b' })).toEqual([
+      { path: 'input.q', message: expect.stringContaining('pattern') },
+    ]);
+  });
+});
+
 describe('snapshotProblem', () => {
   it('refuses what a snapshot may not hold, whole', () => {
     expect(snapshotProblem([tool('ok')])).toBeNull();
@@ -189,6 +208,10 @@ describe('snapshotProblem', () => {
         tool('dialect', { inputSchema: { $schema: 'https://example.com/s', type: 'object' } }),
       ]),
     ).toContain('dialect');
+    // A validator of an $async schema answers a promise, which would pass any input.
+    expect(
+      snapshotProblem([tool('async', { inputSchema: { $async: true, type: 'object' } })]),
+    ).toContain('asynchronous');
   });
 });
 
