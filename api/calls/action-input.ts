@@ -3,7 +3,7 @@ import type { DirectoryAction } from '../../activities/apps/directory.js';
 import { toolInputIssues } from '../../activities/mcp-apps/tool-input.js';
 import type { ActionCall } from '../../workflows/call-types.js';
 import type { ActionDefinition } from '../../workflows/catalog/index.js';
-import { InvalidRequestError, type Issue } from '../errors.js';
+import { ConflictError, InvalidRequestError, type Issue } from '../errors.js';
 
 /**
  * The action's own schema, its issues named under `input.` as the caller sent them. Runs and MCP
@@ -51,7 +51,17 @@ function validToolInput(
   input: Record<string, unknown>,
 ): unknown {
   if (!action.callable.accepted) return input;
-  const issues = toolInputIssues(action.tool.inputSchema, input);
+  let issues;
+  try {
+    issues = toolInputIssues(action.tool.inputSchema, input);
+  } catch (error) {
+    // A schema accepted before a rule that now refuses it (an `$async` one): the tool cannot be
+    // called until its server's listing is accepted again, as the pinning rule says when it runs.
+    const why = error instanceof Error ? error.message : 'it cannot be compiled';
+    throw new ConflictError(
+      `The accepted input schema of ${action.id} cannot check input (${why}); an operator must accept a listing of its server again.`,
+    );
+  }
   const first = issues[0];
   if (!first) return input;
   throw new InvalidRequestError(

@@ -1,3 +1,6 @@
+import type { DirectoryAction } from '../../activities/apps/directory.js';
+import { directoryCall } from '../../api/calls/action-input.js';
+import { ApiError } from '../../api/errors.js';
 import { describe, expect, it } from '@jest/globals';
 import type { McpAppStanding } from '../../activities/db/mcp-apps.js';
 import { serverUrlProblem } from '../../activities/mcp-apps/server-url.js';
@@ -184,6 +187,31 @@ describe('toolInputIssues against a hostile pattern', () => {
     expect(toolInputIssues(schema, { q: 'b' })).toEqual([
       { path: 'input.q', message: expect.stringContaining('pattern') },
     ]);
+  });
+});
+
+describe('directoryCall of a tool whose accepted schema no longer compiles', () => {
+  it('answers 409 conflict, not a 500', () => {
+    // Accepted before $async schemas were refused: only what directoryCall reads is filled in.
+    const action = {
+      kind: 'mcp',
+      id: 'legacy.search',
+      app: 'legacy',
+      name: 'search',
+      scope: 'read',
+      tool: { name: 'search', inputSchema: { $async: true, type: 'object' } },
+      callable: { accepted: true },
+    } as unknown as DirectoryAction;
+    let thrown: unknown;
+    try {
+      directoryCall(action, { q: 'x' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ApiError);
+    expect((thrown as ApiError).toEnvelope()).toMatchObject({
+      error: { code: 'conflict', message: expect.stringContaining('asynchronous') },
+    });
   });
 });
 
