@@ -1,33 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../../infra/database/client.js';
+import type { AuditEvent } from '../db/audit-events.js';
 
 /**
  * An audit row as its hash sees it: every field as Postgres stores it, request and response as
  * Postgres's own jsonb text rendering (read with `::text`), so nothing is re-rendered here.
  */
-export interface HashedEventRow {
-  id: string;
-  environmentId: string;
+export type HashedEventRow = Omit<AuditEvent, 'request' | 'response'> & {
   seq: string;
-  time: Date;
-  action: string;
-  scope: string | null;
-  decision: string;
-  reason: string | null;
-  agentId: string;
-  via: string;
-  userExternalId: string | null;
-  connectedUserId: string | null;
-  connectionId: string | null;
-  approvalId: string | null;
   requestText: string;
   responseText: string | null;
-  traceId: string;
-  policyId: string | null;
-  policyVersion: number | null;
-  grantId: string | null;
   hash: Buffer;
-}
+};
 
 /** The columns of a HashedEventRow, for a select from audit_events. `seq` comes as text (a
  * bigint): order by `audit_events.seq`, since a bare `seq` names this text column. */

@@ -1,5 +1,6 @@
 import { findEnvironmentByName } from '../../activities/db/environments.js';
 import { createSql } from '../database/client.js';
+import { insertSyntheticAuditEvents } from './synthetic-audit-events.js';
 import { measure, type Measurement } from './measure.js';
 import { rssByRole } from './process-memory.js';
 import type { BenchStack } from './stack.js';
@@ -35,18 +36,11 @@ async function seed(stack: BenchStack): Promise<void> {
   });
   try {
     for (let from = 1; from <= EVENTS; from += 10_000) {
-      await seeding`
-        insert into audit_events (id, environment_id, time, action, scope, decision, agent_id,
-          via, user_external_id, request, response, trace_id)
-        select uuid_in(overlay(overlay(md5('export-' || n) placing '7' from 13)
-            placing '8' from 17)::cstring),
-          ${environment.id}, now() - interval '1 hour' + n * interval '1 ms', 'acme.create_task',
-          'write', 'allowed', 'bench-agent', 'api', 'u_' || (n % 100),
-          jsonb_build_object('action', 'acme.create_task',
-            'input', jsonb_build_object('title', 'task ' || n, 'notes', repeat('é', 200))),
-          jsonb_build_object('ok', true, 'data', jsonb_build_object('id', 't_' || n)),
-          'bench-export-' || n
-        from generate_series(${from}::int, ${from + 9_999}::int) as n`;
+      await insertSyntheticAuditEvents(seeding, environment.id, {
+        from,
+        count: 10_000,
+        idSeed: 'export-',
+      });
     }
   } finally {
     await seeding.end();

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sealEnvironment } from '../../activities/audit/seal-audit.js';
 import { parseAuditSigningKey } from '../../infra/audit-signing-key.js';
+import { insertSyntheticAuditEvents } from '../../infra/bench/synthetic-audit-events.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
@@ -18,16 +19,7 @@ let dir: string;
 
 /** Events behind the service's back (the insert trigger hashes them), `n` from `from`. */
 async function insertEvents(environmentId: string, from: number, count: number) {
-  await db.sql`
-    insert into audit_events (id, environment_id, time, action, scope, decision, agent_id, via,
-      user_external_id, request, response, trace_id)
-    select uuid_in(overlay(overlay(md5(n::text) placing '7' from 13) placing '8' from 17)::cstring),
-      ${environmentId}, now() - interval '1 hour' + n * interval '1 ms', 'acme.create_task',
-      'write', case when n % 10 = 0 then 'blocked' else 'allowed' end, 'agent', 'api',
-      'u_' || (n % 100), jsonb_build_object('action', 'acme.create_task',
-        'input', jsonb_build_object('title', 'task ' || n, 'notes', repeat('é', n % 300))),
-      jsonb_build_object('ok', true, 'data', jsonb_build_object('id', 't_' || n)), 'trace-' || n
-    from generate_series(${from}::int, ${from + count - 1}::int) as n`;
+  await insertSyntheticAuditEvents(db.sql, environmentId, { from, count });
 }
 
 beforeAll(async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { v7 as uuidv7 } from 'uuid';
 import type postgres from 'postgres';
+import { insertSyntheticAuditEvents } from '../../infra/bench/synthetic-audit-events.js';
 import { createSql } from '../../infra/database/client.js';
 import { exportHorizon } from '../../activities/audit/export-ndjson.js';
 import { sealEnvironment } from '../../activities/audit/seal-audit.js';
@@ -31,16 +32,7 @@ beforeAll(async () => {
   try {
     const STEP = 10_000;
     for (let from = 1; from <= EVENTS; from += STEP) {
-      await seeding`
-        insert into audit_events (id, environment_id, time, action, scope, decision, agent_id, via,
-          user_external_id, request, response, trace_id)
-        select uuid_in(overlay(overlay(md5(n::text) placing '7' from 13) placing '8' from 17)::cstring),
-          ${admin.environmentId}, now() - interval '1 hour' + n * interval '1 ms', 'acme.create_task',
-          'write', case when n % 10 = 0 then 'blocked' else 'allowed' end, 'agent', 'api',
-          'u_' || (n % 100), jsonb_build_object('action', 'acme.create_task',
-            'input', jsonb_build_object('title', 'task ' || n, 'notes', repeat('é', 200))),
-          jsonb_build_object('ok', true, 'data', jsonb_build_object('id', 't_' || n)), 'trace-' || n
-        from generate_series(${from}::int, ${from + STEP - 1}::int) as n`;
+      await insertSyntheticAuditEvents(seeding, admin.environmentId, { from, count: STEP });
     }
     const signingKey = parseAuditSigningKey(Buffer.alloc(32, 7).toString('base64'), 'e1');
     await sealEnvironment({ sql: seeding, signingKey, settleSeconds: 0 }, admin.environmentId);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { insertAuditEvents, type NewAuditEvent } from '../../activities/db/audit-events.js';
+import { insertAuditEvents } from '../../activities/db/audit-events.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import type { Config } from '../../infra/config.js';
 import { connectClient } from '../../infra/temporal/connection.js';
@@ -9,6 +9,7 @@ import { auditSealScheduleId } from '../../worker/audit-seal-schedule.js';
 import type { sealAuditEvents } from '../../workflows/seal-audit.js';
 import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
+import { newAuditEvent } from '../support/audit-event.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 
@@ -46,26 +47,13 @@ afterAll(async () => {
   await db.drop();
 }, 120_000);
 
-function event(environmentId: string, n: number): NewAuditEvent {
-  return {
-    environmentId,
+/** An allowed read, as the seal sees any event. */
+const event = (environmentId: string, n: number) =>
+  newAuditEvent(environmentId, n, {
     action: 'acme.list_tasks',
     scope: 'read',
-    decision: 'allowed',
-    reason: null,
-    agentId: 'agent',
-    via: 'api',
-    userExternalId: `u_${String(n)}`,
-    connectedUserId: null,
-    connectionId: null,
-    approvalId: null,
     request: { action: 'acme.list_tasks', input: {} },
-    response: { ok: true },
-    traceId: `trace-${String(n)}`,
-    policyId: 'default',
-    policyVersion: 1,
-  };
-}
+  });
 
 describe('the audit seal schedule', () => {
   it('exists after worker start-up, every AUDIT_SEAL_INTERVAL_SECONDS, starting sealAuditEvents', async () => {

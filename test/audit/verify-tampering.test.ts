@@ -3,12 +3,13 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { insertAuditEvents, type NewAuditEvent } from '../../activities/db/audit-events.js';
+import { insertAuditEvents } from '../../activities/db/audit-events.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import { registerSigningKey } from '../../activities/db/audit-checkpoints.js';
 import { sealEnvironment } from '../../activities/audit/seal-audit.js';
 import { parseAuditSigningKey } from '../../infra/audit-signing-key.js';
 import { runCli } from '../support/cli.js';
+import { newAuditEvent } from '../support/audit-event.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 let db: TestDatabase;
@@ -25,27 +26,6 @@ afterAll(async () => {
   await db.drop();
 });
 
-function event(environmentId: string, n: number): NewAuditEvent {
-  return {
-    environmentId,
-    action: 'acme.create_task',
-    scope: 'write',
-    decision: 'allowed',
-    reason: null,
-    agentId: 'agent',
-    via: 'api',
-    userExternalId: `u_${String(n)}`,
-    connectedUserId: null,
-    connectionId: null,
-    approvalId: null,
-    request: { action: 'acme.create_task', input: { title: `task ${String(n)}` } },
-    response: { ok: true },
-    traceId: `trace-${String(n)}`,
-    policyId: 'default',
-    policyVersion: 1,
-  };
-}
-
 /** An environment with six sealed events (seq gaps between them: another environment wrote in
  * between) and two unsealed ones. */
 async function sealedEnvironment(name: string) {
@@ -53,11 +33,11 @@ async function sealedEnvironment(name: string) {
   const { id: other } = await ensureEnvironment(db.sql, `${name}-other`);
   const ids: string[] = [];
   for (let n = 0; n < 6; n += 1) {
-    ids.push(...(await insertAuditEvents(db.sql, [event(id, n)])));
-    await insertAuditEvents(db.sql, [event(other, n)]);
+    ids.push(...(await insertAuditEvents(db.sql, [newAuditEvent(id, n)])));
+    await insertAuditEvents(db.sql, [newAuditEvent(other, n)]);
   }
   const sealed = await sealEnvironment({ sql: db.sql, signingKey, settleSeconds: 0 }, id);
-  await insertAuditEvents(db.sql, [event(id, 6), event(id, 7)]);
+  await insertAuditEvents(db.sql, [newAuditEvent(id, 6), newAuditEvent(id, 7)]);
   return { id, ids, checkpointId: sealed?.id ?? '' };
 }
 

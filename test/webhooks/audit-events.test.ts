@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
+import { insertSyntheticAuditEvents } from '../../infra/bench/synthetic-audit-events.js';
 import type { Config } from '../../infra/config.js';
 import { auditEventWorkflowId } from '../../workflows/webhook-types.js';
 import { startTestApi, type TestApi } from '../support/api.js';
@@ -45,14 +46,7 @@ afterAll(async () => {
 
 /** Events written as the service writes them (the insert trigger hashes and numbers each). */
 async function writeEvents(user: string, count: number): Promise<void> {
-  await db.sql`
-    insert into audit_events (id, environment_id, time, action, scope, decision, agent_id, via,
-      user_external_id, request, response, trace_id)
-    select uuid_in(overlay(overlay(md5(${user} || n::text) placing '7' from 13)
-        placing '8' from 17)::cstring),
-      ${admin.environmentId}, now(), 'acme.create_task', 'write', 'allowed', 'agent', 'api',
-      ${user}, jsonb_build_object('n', n), '{}', 'trace-' || n
-    from generate_series(1, ${count}::int) as n`;
+  await insertSyntheticAuditEvents(db.sql, admin.environmentId, { count, idSeed: user, user });
 }
 
 function setEndpoint(body: Record<string, unknown>) {
