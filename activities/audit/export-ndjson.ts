@@ -4,7 +4,8 @@ import type { AuditDecision } from '../../workflows/call-types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   exportAuditBatch,
-  exportSnapshot,
+  drawTransactionId,
+  newestEventSeq,
   olderTransactionOpen,
   type ExportedEventRow,
   type ExportFilter,
@@ -107,9 +108,13 @@ export async function exportHorizon(
   sql: Db,
   environmentId: string,
   waitMs: number = EXPORT_SETTLE_WAIT_MS,
+  /** Where the reader already is: with nothing newer, there is nothing to wait for. */
+  afterSeq: string | null = null,
 ): Promise<{ upToSeq: string | null } | null> {
-  const { xid, lastSeq } = await exportSnapshot(sql, environmentId);
+  const lastSeq = await newestEventSeq(sql, environmentId);
   if (lastSeq === null) return { upToSeq: null };
+  if (afterSeq !== null && BigInt(lastSeq) <= BigInt(afterSeq)) return { upToSeq: lastSeq };
+  const xid = await drawTransactionId(sql);
   const giveUpAt = Date.now() + waitMs;
   for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
     if (!(await olderTransactionOpen(sql, xid))) return { upToSeq: lastSeq };

@@ -19,27 +19,23 @@ export interface ExportFilter {
   afterSeq?: string;
 }
 
-/** The newest event seq an export may reach, and the transactions it must wait out. */
-export interface ExportSnapshot {
-  /** The highest seq visible now; null when the environment has no events. */
-  lastSeq: string | null;
-  /**
-   * A transaction id drawn by the same statement, after its snapshot: every transaction that
-   * could hold a lower seq than `lastSeq` has a lower id. (A snapshot's own xmax will not do: it
-   * is one past the newest *completed* transaction, so a running one may be at or above it
-   * without being listed.)
-   */
-  xid: string;
+/** The highest seq of the environment's events visible now; null when it has none. */
+export async function newestEventSeq(sql: Db, environmentId: string): Promise<string | null> {
+  const [row] = await sql<{ seq: string | null }[]>`
+    select max(seq)::text as seq from audit_events where environment_id = ${environmentId}`;
+  return row?.seq ?? null;
 }
 
-/** One statement, so `lastSeq` and `xid` are of one moment; it costs a transaction id. */
-export async function exportSnapshot(sql: Db, environmentId: string): Promise<ExportSnapshot> {
-  const [row] = await sql<ExportSnapshot[]>`
-    select (select max(seq) from audit_events where environment_id = ${environmentId})::text
-        as last_seq,
-      pg_current_xact_id()::text as xid`;
-  if (!row) throw new Error('the export snapshot query returned no row');
-  return row;
+/**
+ * A transaction id drawn now, after a seq was seen: every transaction that could hold a lower
+ * seq than it has a lower id. (A snapshot's own xmax will not do: it is one past the newest
+ * *completed* transaction, so a running one may be at or above it without being listed.) It
+ * costs a transaction id.
+ */
+export async function drawTransactionId(sql: Db): Promise<string> {
+  const [row] = await sql<{ xid: string }[]>`select pg_current_xact_id()::text as xid`;
+  if (!row) throw new Error('pg_current_xact_id() returned no row');
+  return row.xid;
 }
 
 /**

@@ -1,4 +1,9 @@
-import { exportHorizon, exportRecord, type ExportRecord } from '../audit/export-ndjson.js';
+import {
+  EXPORT_SETTLE_WAIT_MS,
+  exportHorizon,
+  exportRecord,
+  type ExportRecord,
+} from '../audit/export-ndjson.js';
 import { exportAuditBatch } from '../db/audit-export.js';
 import { advanceAuditDelivery, findWebhookEndpointForDelivery } from '../db/webhook-endpoints.js';
 import { deliverSigned, type WebhookDeps, type WebhookPayload } from './signed-delivery.js';
@@ -35,7 +40,7 @@ export function deliverAuditEventsActivity({ sql, config, logger }: WebhookDeps)
     const endpoint = await findWebhookEndpointForDelivery(sql, config.encryption, environmentId);
     const from = endpoint?.auditEvents ? endpoint.auditDeliveredSeq : null;
     if (!endpoint || from === null) return 'off';
-    const horizon = await exportHorizon(sql, environmentId);
+    const horizon = await exportHorizon(sql, environmentId, EXPORT_SETTLE_WAIT_MS, from);
     if (horizon === null) throw new AuditEventsNotSettled();
     if (horizon.upToSeq === null) return 'caught_up';
     const rows = await exportAuditBatch(

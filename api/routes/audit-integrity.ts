@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { listCheckpoints, type AuditCheckpoint } from '../../activities/db/audit-checkpoints.js';
 import {
   exportFilter,
+  EXPORT_SETTLE_WAIT_MS,
   exportHorizon,
   writeAuditExport,
 } from '../../activities/audit/export-ndjson.js';
@@ -114,7 +115,12 @@ export function auditIntegrityRoutes(deps: ApiDeps): Router {
   router.get('/v1/audit/export', authorize({ operation: 'read' }), async (req, res) => {
     const query = parse(exportQuery, req.query, 'query');
     const { environmentId } = callerOf(res);
-    const horizon = await exportHorizon(deps.sql, environmentId);
+    const horizon = await exportHorizon(
+      deps.sql,
+      environmentId,
+      EXPORT_SETTLE_WAIT_MS,
+      query.cursor ?? null,
+    );
     if (horizon === null) {
       throw new ServiceUnavailableError(
         'A database transaction open when the export started has not ended, and it may hold audit events: retry shortly.',

@@ -4,6 +4,7 @@ import { finished } from 'node:stream/promises';
 import { z } from 'zod';
 import {
   exportFilter,
+  EXPORT_SETTLE_WAIT_MS,
   exportHorizon,
   writeAuditExport,
 } from '../../activities/audit/export-ndjson.js';
@@ -138,7 +139,12 @@ export async function exportAuditCommand(sql: Sql, options: ExportAuditOptions):
       `--out ${options.out} holds an export of another environment: choose another file`,
     );
   }
-  const horizon = await exportHorizon(sql, environment.id);
+  const horizon = await exportHorizon(
+    sql,
+    environment.id,
+    EXPORT_SETTLE_WAIT_MS,
+    last?.cursor ?? null,
+  );
   if (horizon === null) {
     throw new Error(
       'a database transaction open when the export started has not ended, and it may hold audit events: run the same command again shortly',

@@ -202,6 +202,12 @@ describe('GET /v1/audit/export', () => {
     const open = await openTransaction((tx) => tx`select pg_current_xact_id()`);
     try {
       expect(await exportHorizon(db.sql, admin.environmentId, 300)).toBeNull();
+      // A reader already at the newest event has nothing to wait for (an idle audit.event poll).
+      const [newest] = await db.sql<{ seq: string }[]>`
+        select max(seq)::text as seq from audit_events where environment_id = ${admin.environmentId}`;
+      expect(await exportHorizon(db.sql, admin.environmentId, 300, newest?.seq ?? null)).toEqual({
+        upToSeq: newest?.seq,
+      });
       await open.end();
       expect(await exportHorizon(db.sql, admin.environmentId, 300)).toEqual({
         upToSeq: expect.stringMatching(/^\d+$/),
