@@ -6,8 +6,10 @@ import type { Sql } from '../../infra/database/client.js';
 import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
 import { connectionExpiredError, reconnectLinkFor } from '../connect/links.js';
 import { ApiError } from '../errors.js';
+import { callerGone } from '../http/caller-gone.js';
 import { applyWaitPreference, honouredWaitSeconds } from '../http/prefer.js';
 import type { CallWorkflows, GivenAnswer } from '../temporal/call-workflows.js';
+import { heldApprovalId } from '../temporal/waiting-calls.js';
 
 /**
  * The envelope error of a call workflow's error answer. `connection_expired` gains its reconnect
@@ -75,17 +77,28 @@ export async function runCall(
   call: CallRequest,
   deps: { sql: Sql; config: Config },
 ): Promise<void> {
-  // Issue 23.1: `Prefer: wait=<s>` makes a held call answer once decided (or at the deadline).
+  // `Prefer: wait=<s>` makes a held call answer once decided (or at the deadline).
   const waitSeconds = honouredWaitSeconds(res.req, deps.config.requests.maxWaitSeconds);
   applyWaitPreference(res, waitSeconds);
   const traceId = res.locals.traceId;
-  const answer =
-    waitSeconds === null
-      ? await answerCall(calls, call, traceId)
-      : await calls.waiting.run(
-          call,
-          () => ({ requestId: uuidv7(), traceId }),
-          Date.now() + waitSeconds * 1000,
-        );
+  if (waitSeconds === null) {
+    const answer = await answerCall(calls, call, traceId);
+    await sendCallAnswer(res, answer, { ...deps, environmentId: call.environmentId });
+    return;
+  }
+  const gone = callerGone(res);
+  const answer = await calls.waiting.run(
+    call,
+    () => ({ requestId: uuidv7(), traceId }),
+    Date.now() + waitSeconds * 1000,
+    gone,
+  );
+  if (gone.aborted) {
+    // Operators see why an approved call did not run at once: it waits for the caller's retry.
+    res.req.log.info(
+      { approvalId: heldApprovalId(answer) },
+      'caller hung up while waiting for a decision; the call runs when it is sent again',
+    );
+  }
   await sendCallAnswer(res, answer, { ...deps, environmentId: call.environmentId });
 }

@@ -19,7 +19,7 @@ export interface HeldCallRunner {
 }
 
 /** The approval a held answer names, or null when the answer is not `approval_required`. */
-function heldApprovalId(answer: GivenAnswer): string | null {
+export function heldApprovalId(answer: GivenAnswer): string | null {
   if (answer.kind !== 'error' || answer.code !== 'approval_required') return null;
   const approval = answer.extra.approval as { id?: unknown } | undefined;
   return typeof approval?.id === 'string' ? approval.id : null;
@@ -34,13 +34,19 @@ interface SharedWait {
 }
 
 /**
- * `Prefer: wait` on governed calls (issue 23.1). A held call's callers wait in the call workflow
- * (the `awaitDecision` Update, on the workflow's clock) and, once it is decided, the call is
- * sent again as an identical retry would be: it runs once, in the workflow that held it. However
- * many callers wait on one approval, this process sends one awaitDecision and one retry: Temporal
- * admits ten Updates at a time per workflow, and the decision itself needs one. The retry goes
- * out for a caller still waiting, never for one already answered, so nothing is sent behind a
- * caller's back; the others get its answer, each audited as having waited with that request.
+ * `Prefer: wait` on governed calls. A held call's callers wait in the call workflow (the
+ * `awaitDecision` Update, on the workflow's clock) and, once it is decided, the call is sent
+ * again as an identical retry would be: it runs once, in the workflow that held it. However many
+ * callers wait on one approval, this process sends one awaitDecision and one retry: Temporal
+ * admits ten Updates at a time per workflow, and the decision itself needs one. The others get
+ * its answer, each audited as having waited with that request.
+ *
+ * The retry goes out only for a caller still connected: never for one already answered, nor for
+ * one that hung up, so nothing is written behind a caller's back. An approved call nobody is
+ * waiting for stays in its workflow until the caller's own identical retry runs it, so one
+ * approval never leads to two writes. (A caller that hangs up while its approved call is already
+ * running is in the place of any caller that hangs up mid-request: an Idempotency-Key is what
+ * makes its retry get the first answer again.)
  */
 export class WaitingCalls {
   private readonly shared = new Map<string, SharedWait>();
@@ -56,24 +62,33 @@ export class WaitingCalls {
    * Runs the call and, while it is held, waits for the decision until `untilMs` (epoch ms);
    * answers the run after the decision, or the held answer when the wait ends first.
    */
-  async run(call: CallRequest, ticket: () => CallTicket, untilMs: number): Promise<GivenAnswer> {
+  async run(
+    call: CallRequest,
+    ticket: () => CallTicket,
+    untilMs: number,
+    gone: AbortSignal,
+  ): Promise<GivenAnswer> {
     let answer = await this.calls.run(call, ticket());
     for (;;) {
       const approvalId = heldApprovalId(answer);
-      if (approvalId === null || Date.now() >= untilMs) return answer;
-      const next = await this.afterDecision(call, approvalId, ticket(), untilMs);
+      if (approvalId === null || Date.now() >= untilMs || gone.aborted) return answer;
+      const next = await this.afterDecision(call, approvalId, ticket(), untilMs, gone);
       // The wait ended, the approval is gone, or Temporal did not answer: the held answer stands.
       if (next === null) return answer;
       answer = next;
     }
   }
 
-  /** Joins (or starts) this process's wait on the approval; null when it ends undecided. */
+  /**
+   * Joins (or starts) this process's wait on the approval; null when it ends undecided or the
+   * caller hangs up first.
+   */
   private async afterDecision(
     call: CallRequest,
     approvalId: string,
     ticket: CallTicket,
     untilMs: number,
+    gone: AbortSignal,
   ): Promise<GivenAnswer | null> {
     let wait = this.shared.get(approvalId);
     if (!wait) {
@@ -84,16 +99,23 @@ export class WaitingCalls {
       void decided.finally(() => this.shared.delete(approvalId));
     }
     const timer = new AbortController();
+    const stopWaiting = () => {
+      timer.abort();
+    };
+    gone.addEventListener('abort', stopWaiting, { once: true });
     let decided: boolean;
     try {
       decided = await Promise.race([
         wait.decided,
-        sleep(Math.max(0, untilMs - Date.now()), false, { signal: timer.signal }),
+        sleep(Math.max(0, untilMs - Date.now()), false, { signal: timer.signal }).catch(
+          () => false,
+        ),
       ]);
     } finally {
+      gone.removeEventListener('abort', stopWaiting);
       timer.abort();
     }
-    if (!decided) return null;
+    if (!decided || gone.aborted) return null;
     wait.run ??= this.calls
       .run(call, ticket)
       .then((answer) => ({ answer, requestId: ticket.requestId }));

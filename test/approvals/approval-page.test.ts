@@ -181,7 +181,7 @@ describe('the hosted approval page', () => {
     expectBrandedPage(decided, 200);
     expect(decided.text).toContain('<h1>Approved</h1>');
     expect(decided.text).toContain('<strong class="keep">alice</strong>');
-    expect(decided.text).toContain('runs, exactly once');
+    expect(decided.text).toContain('runs, exactly once: right away if the agent is waiting');
     expect(await approvalState(approvalId)).toEqual({ status: 'approved', decided_by: 'alice' });
     const [link] = await stack.db.sql<{ usedAt: Date | null }[]>`
       select used_at from approval_links where approval_id = ${approvalId} and approver = 'alice'`;

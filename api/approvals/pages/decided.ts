@@ -35,9 +35,9 @@ export function renderDecidedPage(options: DecidedPageOptions): string {
     <p class="close">
       ${
         approved
-          ? html`When the agent retries the call, it runs, exactly once. The agent has
-            ${duration(options.retryWindowSeconds)} to retry; after that the call asks for approval
-            again.`
+          ? html`The call runs, exactly once: right away if the agent is waiting for this decision,
+            otherwise when the agent sends it again, within ${duration(options.retryWindowSeconds)};
+            after that it asks for approval again.`
           : html`The call will not run: the agent&rsquo;s identical calls are denied until
             ${utcTime(approval.expires_at)}.`
       }
