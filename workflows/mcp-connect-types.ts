@@ -19,10 +19,16 @@ export type McpStartOutcome =
       /**
        * `app_not_configured`: no way to identify Gatehouse to the authorization server, or one
        * it refuses to use (no PKCE S256); `app_unavailable`: the server or its authorization
-       * server could not be reached or answered nonsense.
+       * server could not be reached or answered nonsense; `app_untrusted`: a metadata document
+       * names another party than the one it was fetched for, so nothing is presented there.
        */
       code:
-        'link_invalid' | 'link_used' | 'link_expired' | 'app_not_configured' | 'app_unavailable';
+        | 'link_invalid'
+        | 'link_used'
+        | 'link_expired'
+        | 'app_not_configured'
+        | 'app_unavailable'
+        | 'app_untrusted';
     };
 
 /** Whether a connect link for an MCP app can work, asked when the link is created. */
@@ -39,6 +45,13 @@ export type McpNotReady =
   | { reason: 'no_metadata'; issuer: string }
   /** The authorization server does not advertise PKCE S256: Gatehouse refuses it. */
   | { reason: 'no_s256'; issuer: string }
+  /**
+   * The metadata fetched for the authorization server `issuer` states another issuer (RFC 8414
+   * §3.3): it is not used, and no client is presented at the endpoints it names.
+   */
+  | { reason: 'issuer_mismatch'; issuer: string; claimedIssuer: string }
+  /** The resource metadata of the server at `resource` describes another resource (RFC 9728 §3.3). */
+  | { reason: 'resource_mismatch'; resource: string; claimedResource: string }
   /** Nothing to identify Gatehouse with: what could be set is in the fields. */
   | {
       reason: 'no_client';

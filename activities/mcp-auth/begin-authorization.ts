@@ -16,7 +16,7 @@ import { createOAuthAttempt } from '../db/oauth-attempts.js';
 import { ATTEMPT_TTL_SECONDS } from '../oauth/authorization-url.js';
 import { connectRedirectUri } from '../oauth/redirect-uri.js';
 import { authFetch } from './auth-fetch.js';
-import { DiscoveryUnreachable, discoverAuthorization } from './discovery.js';
+import { DiscoveryUnreachable, MetadataMismatch, discoverAuthorization } from './discovery.js';
 import { planIdentity } from './identity.js';
 import { GatehouseOAuthProvider } from './provider.js';
 import { clientForIdentity, isGone } from './provider-client.js';
@@ -47,6 +47,11 @@ export async function beginMcpAuthorization(
   try {
     discovery = await discoverAuthorization(app.serverUrl, fetchFn);
   } catch (error) {
+    if (error instanceof MetadataMismatch) {
+      // The operator learns which document named whom; the user, that the app is not trusted.
+      logger.warn({ ...log, notReady: error.notReady }, 'MCP authorization metadata refused');
+      return { ok: false, code: 'app_untrusted' };
+    }
     if (!(error instanceof DiscoveryUnreachable)) throw error;
     logger.warn({ ...log, error: error.message }, 'MCP authorization discovery failed');
     return { ok: false, code: 'app_unavailable' };
@@ -65,7 +70,12 @@ export async function beginMcpAuthorization(
     logger.warn({ ...log, notReady: plan.notReady }, 'MCP app cannot be connected');
     return { ok: false, code: 'app_not_configured' };
   }
-  const client = await clientForIdentity(deps, link.environmentId, plan.identity);
+  const client = await clientForIdentity(
+    deps,
+    link.environmentId,
+    plan.identity,
+    discovery.state.authorizationServerUrl,
+  );
   if (isGone(client)) return { ok: false, code: 'app_not_configured' };
 
   const redirectUri = connectRedirectUri(config.api);

@@ -2,10 +2,17 @@ import {
   discoverOAuthServerInfo,
   extractWWWAuthenticateParams,
   type OAuthDiscoveryState,
+  type OAuthServerInfo,
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  checkResourceAllowed,
+  resourceUrlFromServerUrl,
+} from '@modelcontextprotocol/sdk/shared/auth-utils.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { McpNotReady } from '../../workflows/mcp-connect-types.js';
+import { sameIssuer } from './issuer.js';
 
 /** What the server's `401` said (RFC 9728 §5.1, RFC 6750 §3): where its metadata is, which scope. */
 export interface McpChallenge {
@@ -22,6 +29,22 @@ export interface McpDiscovery {
 /** The server, or an authorization server it names, could not be reached. */
 export class DiscoveryUnreachable extends Error {
   override name = 'DiscoveryUnreachable';
+}
+
+/**
+ * A metadata document names another party than the one it was fetched for: an authorization
+ * server claiming another's issuer, or resource metadata describing another resource. Nothing in
+ * it is used, so no client is presented at what it names.
+ */
+export class MetadataMismatch extends Error {
+  override name = 'MetadataMismatch';
+  constructor(readonly notReady: Extract<McpNotReady, { reason: `${string}_mismatch` }>) {
+    super(
+      notReady.reason === 'issuer_mismatch'
+        ? `the authorization server metadata fetched for ${notReady.issuer} names the issuer ${notReady.claimedIssuer}`
+        : `the protected resource metadata fetched for ${notReady.resource} names the resource ${notReady.claimedResource}`,
+    );
+  }
 }
 
 /** Whether a failed request never got an HTTP answer (network, timeout, a refused address). */
@@ -71,31 +94,69 @@ function messageOf(error: unknown): string {
 /**
  * RFC 9728 protected resource metadata (from the challenge's `resource_metadata`, else the
  * well-known paths) and the authorization server's metadata (RFC 8414, then OpenID discovery),
- * all by the SDK's `discoverOAuthServerInfo`.
+ * all by the SDK's `discoverOAuthServerInfo`, which checks neither document against what it was
+ * fetched for; this does (see `assertMetadataNamesItsSource`).
  */
 export async function discoverAuthorization(
   serverUrl: string,
   fetchFn: FetchLike,
 ): Promise<McpDiscovery> {
   const challenge = await readChallenge(serverUrl, fetchFn);
+  let info;
   try {
-    const info = await discoverOAuthServerInfo(serverUrl, {
+    info = await discoverOAuthServerInfo(serverUrl, {
       ...(challenge.resourceMetadataUrl
         ? { resourceMetadataUrl: challenge.resourceMetadataUrl }
         : {}),
       fetchFn,
     });
-    return {
-      challenge,
-      state: {
-        ...info,
-        ...(challenge.resourceMetadataUrl
-          ? { resourceMetadataUrl: challenge.resourceMetadataUrl.href }
-          : {}),
-      },
-    };
   } catch (error) {
     // A 5xx, or metadata that is not what the RFCs say: the server's fault, for now.
     throw new DiscoveryUnreachable(`${serverUrl}: ${messageOf(error)}`);
+  }
+  assertMetadataNamesItsSource(serverUrl, info);
+  return {
+    challenge,
+    state: {
+      ...info,
+      ...(challenge.resourceMetadataUrl
+        ? { resourceMetadataUrl: challenge.resourceMetadataUrl.href }
+        : {}),
+    },
+  };
+}
+
+/**
+ * RFC 8414 §3.3 (and OpenID Connect Discovery §4.3): the `issuer` an authorization server's
+ * metadata states must be the identifier its well-known URL was built from, or the document is
+ * not used. Without this, a server that names an authorization server of its own, whose metadata
+ * claims another's issuer, would be sent whatever Gatehouse presents at that issuer: an
+ * operator's own client and its secret. Every client kind is refused there alike: endpoints from
+ * such a document are no one's. RFC 9728 §3.3 likewise binds resource metadata to its resource;
+ * it is held to the rule the SDK's `auth()` applies before it presents any client (same origin,
+ * the server's path within the resource's), so a link is refused when it is made, not at its start.
+ */
+function assertMetadataNamesItsSource(serverUrl: string, info: OAuthServerInfo): void {
+  const claimedResource = info.resourceMetadata?.resource;
+  if (
+    claimedResource !== undefined &&
+    !checkResourceAllowed({
+      requestedResource: resourceUrlFromServerUrl(serverUrl),
+      configuredResource: claimedResource,
+    })
+  ) {
+    throw new MetadataMismatch({
+      reason: 'resource_mismatch',
+      resource: serverUrl,
+      claimedResource,
+    });
+  }
+  const claimedIssuer = info.authorizationServerMetadata?.issuer;
+  if (claimedIssuer !== undefined && !sameIssuer(claimedIssuer, info.authorizationServerUrl)) {
+    throw new MetadataMismatch({
+      reason: 'issuer_mismatch',
+      issuer: info.authorizationServerUrl,
+      claimedIssuer,
+    });
   }
 }

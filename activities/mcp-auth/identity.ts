@@ -11,6 +11,7 @@ import {
 import { findSelectedMcpOAuthClient, type McpOAuthClient } from '../db/mcp-oauth-clients.js';
 import { connectRedirectUri } from '../oauth/redirect-uri.js';
 import { metadataSha256, registrationAuthMethod, registrationMetadata } from './client-metadata.js';
+import { sameIssuer } from './issuer.js';
 
 /** How Gatehouse will identify itself for one authorization, in the issue's order. */
 export type McpIdentity =
@@ -33,21 +34,6 @@ export interface IdentityContext {
   metadataUrl: string | null;
 }
 
-/**
- * Whether two authorization server identifiers name the same server: compared as parsed URLs,
- * tolerating one trailing slash, as the SDK binds stored credentials to their issuer.
- */
-export function sameIssuer(a: string, b: string): boolean {
-  const norm = (value: string) => {
-    try {
-      return new URL(value).href.replace(/\/$/, '');
-    } catch {
-      return value.replace(/\/$/, '');
-    }
-  };
-  return norm(a) === norm(b);
-}
-
 /** A registration is no good once its secret expired (RFC 7591 `client_secret_expires_at`, 0: never). */
 function expired(registration: McpClientRegistration, now: Date): boolean {
   const expiresAt = registration.registration.client_secret_expires_at;
@@ -56,7 +42,9 @@ function expired(registration: McpClientRegistration, now: Date): boolean {
 
 /**
  * Decides who Gatehouse is at this authorization server (issue 21, item 3): the app's selected
- * MCP OAuth client when its issuer is the discovered server; otherwise the environment's client
+ * MCP OAuth client when its issuer is the server discovery fetched the metadata for (never the
+ * `issuer` the metadata states: discovery.ts refused metadata whose issuer is another's, and a
+ * client is presented at its own issuer only); otherwise the environment's client
  * ID metadata document, when the server accepts them and PUBLIC_URL is https; otherwise dynamic
  * registration with the branding, reusing the current registration made with the same branding.
  * A server that does not advertise PKCE S256 is refused whatever else it offers.
@@ -73,10 +61,7 @@ export async function planIdentity(
   }
   const { sql, config, environmentId } = context;
   const selected = await findSelectedMcpOAuthClient(sql, environmentId, context.appId);
-  if (
-    selected &&
-    (sameIssuer(selected.issuer, issuer) || sameIssuer(selected.issuer, metadata.issuer))
-  ) {
+  if (selected && sameIssuer(selected.issuer, issuer)) {
     return { ok: true, identity: { kind: 'byo', client: selected } };
   }
   const branding = await getMcpClientBranding(sql, environmentId);

@@ -5,21 +5,31 @@ import type { McpAuthorization } from '../db/mcp-authorizations.js';
 import { findRegistration } from '../db/mcp-client-registrations.js';
 import { findMcpOAuthClient, revealMcpOAuthClientSecret } from '../db/mcp-oauth-clients.js';
 import type { McpIdentity } from './identity.js';
+import { sameIssuer } from './issuer.js';
 import type { ByoCredentials, ProviderClient } from './provider.js';
 
 type Deps = { sql: Db; config: Pick<Config, 'encryption'> };
 
-/** Why an authorization's client can no longer be presented. */
+/**
+ * Why an authorization's client can no longer be presented. `elsewhere`: an operator's client
+ * recorded against another authorization server than its own issuer, as a connection made
+ * before discovery checked the metadata's issuer could be; its secret is not sent there again.
+ */
 export type ClientGone =
-  { gone: 'retired'; mcpOAuthClientId: string } | { gone: 'refused'; registrationId: string };
+  | { gone: 'retired'; mcpOAuthClientId: string }
+  | { gone: 'refused'; registrationId: string }
+  | { gone: 'elsewhere'; mcpOAuthClientId: string };
 
 async function byoCredentials(
   deps: Deps,
   environmentId: string,
   id: string,
-): Promise<ByoCredentials | null> {
+  issuer: string,
+): Promise<ByoCredentials | ClientGone> {
   const client = await findMcpOAuthClient(deps.sql, environmentId, id);
-  if (!client || client.status === 'retired') return null;
+  if (!client || client.status === 'retired') return { gone: 'retired', mcpOAuthClientId: id };
+  // Presented at its own issuer only, whatever chose it.
+  if (!sameIssuer(client.issuer, issuer)) return { gone: 'elsewhere', mcpOAuthClientId: id };
   return {
     id,
     // Read now: a rotation (secret, and client id too) applies from the next token request.
@@ -29,18 +39,17 @@ async function byoCredentials(
   };
 }
 
-/** The client a new authorization presents, as planned (identity.ts). */
+/** The client a new authorization at `issuer` presents, as planned (identity.ts). */
 export async function clientForIdentity(
   deps: Deps,
   environmentId: string,
   identity: McpIdentity,
+  issuer: string,
 ): Promise<ProviderClient | ClientGone> {
   switch (identity.kind) {
     case 'byo': {
-      const credentials = await byoCredentials(deps, environmentId, identity.client.id);
-      return credentials
-        ? { kind: 'byo', credentials }
-        : { gone: 'retired', mcpOAuthClientId: identity.client.id };
+      const credentials = await byoCredentials(deps, environmentId, identity.client.id, issuer);
+      return isGone(credentials) ? credentials : { kind: 'byo', credentials };
     }
     case 'cimd':
       return { kind: 'cimd', url: identity.url };
@@ -65,10 +74,13 @@ export async function clientForRecord(
   record: McpAuthorization,
 ): Promise<ProviderClient | ClientGone> {
   if (record.clientKind === 'byo' && record.mcpOAuthClientId !== null) {
-    const credentials = await byoCredentials(deps, environmentId, record.mcpOAuthClientId);
-    return credentials
-      ? { kind: 'byo', credentials }
-      : { gone: 'retired', mcpOAuthClientId: record.mcpOAuthClientId };
+    const credentials = await byoCredentials(
+      deps,
+      environmentId,
+      record.mcpOAuthClientId,
+      record.issuer,
+    );
+    return isGone(credentials) ? credentials : { kind: 'byo', credentials };
   }
   if (record.clientKind === 'dcr' && record.registrationId !== null) {
     const registration = await findRegistration(
@@ -89,6 +101,6 @@ export async function clientForRecord(
   return { kind: 'cimd', url: record.clientId };
 }
 
-export function isGone(client: ProviderClient | ClientGone): client is ClientGone {
+export function isGone(client: object): client is ClientGone {
   return 'gone' in client;
 }

@@ -3,7 +3,7 @@ import { findEnvironmentById } from '../db/environments.js';
 import { findMcpApp } from '../db/mcp-apps.js';
 import { authFetch } from './auth-fetch.js';
 import { metadataUrlOf, type McpAuthDeps } from './deps.js';
-import { DiscoveryUnreachable, discoverAuthorization } from './discovery.js';
+import { DiscoveryUnreachable, MetadataMismatch, discoverAuthorization } from './discovery.js';
 import { planIdentity } from './identity.js';
 
 /**
@@ -25,6 +25,7 @@ export async function mcpConnectReadiness(
   try {
     discovery = await discoverAuthorization(app.serverUrl, authFetch(config));
   } catch (error) {
+    if (error instanceof MetadataMismatch) return { ready: false, ...error.notReady };
     if (!(error instanceof DiscoveryUnreachable)) throw error;
     return { ready: false, reason: 'unreachable', detail: error.message };
   }

@@ -57,9 +57,12 @@ export async function refreshMcpTokens(
   const client = await clientForRecord(deps, connection.environmentId, authorization);
   if (isGone(client)) {
     return expire(
-      client.gone === 'retired'
-        ? 'its MCP OAuth client was retired'
-        : 'its registration was refused',
+      {
+        retired: 'its MCP OAuth client was retired',
+        refused: 'its registration was refused',
+        elsewhere:
+          'its MCP OAuth client belongs to another issuer than the one it was authorised at',
+      }[client.gone],
     );
   }
   const tokens = await readTokens(sql, config.encryption, connection.id);

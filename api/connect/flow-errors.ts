@@ -9,6 +9,8 @@ export type FlowProblem =
   | 'browser_mismatch'
   // Issue 21: a remote MCP server, or its authorization server, did not answer the start.
   | 'app_unavailable'
+  // A remote MCP server's metadata names another party than the one it came from.
+  | 'app_untrusted'
   | 'internal_error';
 
 /**
@@ -118,6 +120,13 @@ export const FLOW_PROBLEMS: Record<FlowProblem, ProblemText> = {
     title: 'We could not reach the app',
     message: ({ appName, product }) =>
       `${appName} did not answer, so nothing was connected. Open your link again in a few minutes; if it keeps failing, contact ${supportOf(product)}.`,
+  },
+  app_untrusted: {
+    status: 502,
+    title: 'We could not verify where this app signs you in',
+    message: ({ appName, product }) =>
+      `${appName} sent you to a sign-in server that could not be verified, so nothing was sent to it and nothing was connected. Contact ${supportOf(product)}.`,
+    supportFirst: true,
   },
   connection_revoked: {
     status: 410,

@@ -25,6 +25,16 @@ export function mcpNotReadyError(app: string, notReady: McpNotReady): ApiError {
         `The authorization server ${notReady.issuer} of "${app}" does not advertise PKCE S256 (code_challenge_methods_supported), which the MCP authorization specification requires: Gatehouse does not connect users to it.`,
         { app, issuer: notReady.issuer },
       );
+    case 'issuer_mismatch':
+      return new ConflictError(
+        `The MCP server of "${app}" names the authorization server ${notReady.issuer}, whose metadata claims to be ${notReady.claimedIssuer}. RFC 8414 requires the issuer it states to be the one its metadata was fetched for, so Gatehouse uses nothing in it and presents no client there: an MCP OAuth client for ${notReady.claimedIssuer} is presented only at ${notReady.claimedIssuer} itself. Check the server's URL and its authorization server's configuration.`,
+        { app, issuer: notReady.issuer, claimed_issuer: notReady.claimedIssuer },
+      );
+    case 'resource_mismatch':
+      return new ConflictError(
+        `The protected resource metadata of "${app}" (${notReady.resource}) describes another resource, ${notReady.claimedResource}. RFC 9728 binds it to the server it was fetched for, so Gatehouse uses nothing in it. Check the server's URL and its resource metadata.`,
+        { app, resource: notReady.resource, claimed_resource: notReady.claimedResource },
+      );
     case 'no_client':
       return new ApiError('auth_config_required', noClientMessage(app, notReady), {
         app,
