@@ -3,9 +3,10 @@ import type { ApiDeps } from './deps.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFound } from './http/errors-middleware.js';
 import { idempotency } from './http/idempotency.js';
-import { jsonBody } from './http/json-body.js';
+import { jsonBodiesOnly, jsonBody } from './http/json-body.js';
 import { rateLimiting } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
+import { routeTable } from './http/route-table.js';
 import { responseHeaders } from './http/response-headers.js';
 import { traceId } from './http/trace-id.js';
 import { wellFormedQuery } from './http/well-formed-query.js';
@@ -40,7 +41,8 @@ import { webhookEndpointRoutes } from './routes/webhook-endpoint.js';
 
 /**
  * The HTTP surface, in the order a request meets it: trace id, request log, public routes
- * (health), then `/v1` behind key authentication, then the not-found and error envelopes.
+ * (health), then `/v1` behind key authentication (where a body must be JSON), then the
+ * not-found (or method-not-allowed) and error envelopes.
  */
 export function createApp(deps: ApiDeps): Express {
   const app = express();
@@ -48,6 +50,8 @@ export function createApp(deps: ApiDeps): Express {
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'simple');
   const limits = rateLimiting({ limits: deps.config.rateLimits, sql: deps.sql });
+  // What each path takes, read from the routes registered below: for the 405s and 415s.
+  const routes = routeTable(app);
 
   app.use(traceId);
   app.use(responseHeaders);
@@ -71,6 +75,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(approvalPageRoutes(deps, limits.pages));
 
   app.use('/v1', limits.authenticate(authenticate(deps.sql)));
+  app.use('/v1', jsonBodiesOnly(routes));
   app.use(idempotency(deps.sql, deps.config.encryption));
   app.use(fundedAccessRoutes(deps));
   app.use(mcpOAuthClientRoutes(deps));
@@ -93,7 +98,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(auditIntegrityRoutes(deps));
   app.use(auditRoutes(deps));
 
-  app.use(notFound);
+  app.use(notFound(routes));
   app.use(errorHandler({ bodyLimitBytes: deps.config.api.bodyLimitBytes }));
   return app;
 }

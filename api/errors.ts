@@ -62,6 +62,20 @@ export class InvalidApiKeyError extends ApiError {
   }
 }
 
+/** 405: the path exists, not for this method; `Allow` lists those it takes (RFC 9110 §15.5.6). */
+export class MethodNotAllowedError extends ApiError {
+  constructor(message: string, allowed: readonly string[]) {
+    super('method_not_allowed', message, {}, { Allow: allowed.join(', ') });
+  }
+}
+
+/** 415: a request body in a media type (or charset) the operation does not read. */
+export class UnsupportedMediaTypeError extends ApiError {
+  constructor(message: string) {
+    super('unsupported_media_type', message);
+  }
+}
+
 export class InsufficientAccessError extends ApiError {
   constructor(message: string, extra: Record<string, unknown> = {}) {
     super('insufficient_access', message, extra);

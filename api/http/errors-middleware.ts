@@ -1,5 +1,12 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
-import { ApiError, InvalidRequestError, internalError, serviceUnavailableFrom } from '../errors.js';
+import {
+  ApiError,
+  InvalidRequestError,
+  MethodNotAllowedError,
+  internalError,
+  serviceUnavailableFrom,
+} from '../errors.js';
+import type { RouteTable } from './route-table.js';
 
 /** Shape of the errors body-parser raises; it marks them with `type` and `status`. */
 interface BodyParserError {
@@ -65,10 +72,22 @@ function fromUntypedClientError(err: unknown, req: Request): ApiError | null {
   return null;
 }
 
-/** Unknown routes: the same envelope as every other failure. */
-export const notFound: RequestHandler = (req) => {
-  throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
-};
+/**
+ * What no route answered: 405 with `Allow` when the path has routes for other methods (RFC 9110
+ * §15.5.6), otherwise 404; in the same envelope as every other failure.
+ */
+export function notFound(routes: RouteTable): RequestHandler {
+  return (req) => {
+    const allowed = routes.methodsAt(req.path);
+    if (allowed !== null && allowed.length > 0 && !allowed.includes(req.method)) {
+      throw new MethodNotAllowedError(
+        `${req.path} does not take ${req.method}; it takes ${allowed.join(', ')}.`,
+        allowed,
+      );
+    }
+    throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
+  };
+}
 
 /** The single place where thrown errors become HTTP answers. */
 export function errorHandler(options: { bodyLimitBytes: number }): ErrorRequestHandler {

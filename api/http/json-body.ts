@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import express, { type RequestHandler } from 'express';
-import { ApiError, InvalidRequestError } from '../errors.js';
+import express, { type Request, type RequestHandler } from 'express';
+import { InvalidRequestError, UnsupportedMediaTypeError } from '../errors.js';
+import type { RouteTable } from './route-table.js';
 import { malformedError, malformedIn } from './validate.js';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -108,8 +109,7 @@ function notJson(): InvalidRequestError {
 export function parseJsonBody(bytes: Buffer, contentType: string | undefined): unknown {
   const charset = charsetOf(contentType);
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new ApiError(
-      'unsupported_media_type',
+    throw new UnsupportedMediaTypeError(
       'JSON request bodies must be UTF-8 (RFC 8259): send charset=utf-8, or no charset.',
     );
   }
@@ -154,4 +154,61 @@ const parsedBody: RequestHandler = (req, _res, next) => {
  */
 export function jsonBody(options: { limitBytes: number }) {
   return [express.raw({ type: JSON_TYPES, limit: options.limitBytes }), parsedBody];
+}
+
+/** The media type a Content-Type names (`type/subtype`, lower-cased), or null when none. */
+export function mediaTypeOf(contentType: string | undefined): string | null {
+  // RFC 9110 §8.3.1: type "/" subtype, each a token, then optional parameters.
+  const match = /^\s*([\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+)\s*(?:;|$)/.exec(contentType ?? '');
+  return match?.[1]?.toLowerCase() ?? null;
+}
+
+/**
+ * 415 for a body sent as something other than what the endpoint reads, saying what it came as:
+ * the media type only, never the rest of the header.
+ */
+export function notReadableAs(
+  expected: string,
+  contentType: string | undefined,
+): UnsupportedMediaTypeError {
+  const type = mediaTypeOf(contentType);
+  const sent =
+    contentType === undefined || contentType.trim() === ''
+      ? 'has no Content-Type'
+      : type === null
+        ? 'has a Content-Type that names no media type'
+        : `is ${type}`;
+  return new UnsupportedMediaTypeError(`The request body ${sent}: ${expected}.`);
+}
+
+/** 415 for a body of the JSON API sent as `contentType`. */
+export function notJsonMediaType(contentType: string | undefined): UnsupportedMediaTypeError {
+  return notReadableAs(
+    'this API reads JSON, sent with Content-Type: application/json (or an application/*+json type), in UTF-8',
+    contentType,
+  );
+}
+
+/** Whether the request brings content: a length above 0, or a chunked body (RFC 9112 §6.3). */
+export function hasContent(req: Request): boolean {
+  return Number(req.get('content-length') ?? '0') > 0 || req.get('transfer-encoding') !== undefined;
+}
+
+/**
+ * 415 for a body the JSON parser leaves unread (another media type, or none named): the route
+ * would otherwise go on as if no body had come, and answer a wrong Content-Type as a missing
+ * field. Only for what a route takes: an unknown path or a method the path does not take goes on
+ * to its 404 or 405. No body, or an empty one, whatever its Content-Type, is no body.
+ */
+export function jsonBodiesOnly(routes: RouteTable): RequestHandler {
+  return (req, _res, next) => {
+    if (
+      hasContent(req) &&
+      !req.is(JSON_TYPES) &&
+      routes.takes(req.method, `${req.baseUrl}${req.path}`)
+    ) {
+      throw notJsonMediaType(req.get('content-type'));
+    }
+    next();
+  };
 }

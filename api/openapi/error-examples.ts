@@ -27,6 +27,7 @@ import {
   ServiceUnavailableError,
 } from '../errors.js';
 import { checkAccess, type Requirement } from '../http/authorize.js';
+import { notJsonMediaType } from '../http/json-body.js';
 import { parse, type Location } from '../http/validate.js';
 
 /**
@@ -98,7 +99,8 @@ export const MEANINGS: Record<ErrorCode, string> = {
   gone: 'the resource is gone for good',
   payload_too_large: 'the request body (or, for calls, the app’s answer) is over the size limit',
   headers_too_large: 'the request headers are too large',
-  unsupported_media_type: 'send JSON bodies as UTF-8',
+  unsupported_media_type:
+    'a body that is not JSON: send bodies with `Content-Type: application/json`, in UTF-8',
   rate_limited: 'too many requests; wait the seconds in `Retry-After`',
   internal_error: 'something failed on our side; retry, and quote `X-Trace-Id` if it persists',
   service_unavailable:
@@ -269,6 +271,10 @@ const GENERIC: Record<ErrorCode, ErrorExample[]> = {
     },
   ],
   unsupported_media_type: [
+    {
+      when: 'not JSON',
+      error: notJsonMediaType('text/plain'),
+    },
     {
       when: 'not UTF-8',
       error: new ApiError(

@@ -10,7 +10,7 @@ import {
   type ExampleContext,
 } from './error-examples.js';
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 429 | 500 | 503 | 504;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429 | 500 | 503 | 504;
 
 /**
  * What an operation can answer besides success: a status (with the codes it usually carries) or
@@ -26,6 +26,7 @@ const USUAL: Record<ErrorStatus, ErrorCode[]> = {
   409: ['conflict'],
   410: ['gone'],
   413: ['payload_too_large'],
+  415: ['unsupported_media_type'],
   429: ['rate_limited'],
   500: ['internal_error'],
   503: ['service_unavailable'],
@@ -40,6 +41,7 @@ const TITLES: Record<ErrorStatus, string> = {
   409: 'Conflict',
   410: 'Gone',
   413: 'Too large',
+  415: 'Unsupported media type',
   429: 'Too many requests',
   500: 'Internal error',
   503: 'Unavailable',

@@ -92,7 +92,7 @@ registerConnectedUserOperation({
   request: {
     params: actionParam,
     headers: callHeaders,
-    body: { content: { 'application/json': { schema: runBody } } },
+    body: { content: { 'application/json': { schema: runBody } }, required: true },
   },
   response: z
     .object({

@@ -2,9 +2,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { ApiDeps } from '../deps.js';
-import { ApiError } from '../errors.js';
+import { ApiError, MethodNotAllowedError } from '../errors.js';
 import { authenticate } from '../http/authenticate.js';
-import { jsonBody } from '../http/json-body.js';
+import { jsonBody, mediaTypeOf, notReadableAs } from '../http/json-body.js';
 import {
   issueClientSessionId,
   readClientSessionId,
@@ -68,11 +68,17 @@ export function mcpRoutes(
         ...(principal.sessionId ? { mcpSession: principal.sessionId } : {}),
       });
       if (req.method !== 'POST') {
-        throw new ApiError(
-          'method_not_allowed',
+        throw new MethodNotAllowedError(
           'This MCP endpoint takes POST only (stateless Streamable HTTP).',
-          {},
-          { Allow: 'POST' },
+          ['POST'],
+        );
+      }
+      // The transport reads messages sent as application/json and answers anything else 415
+      // itself; refused here, the 415 keeps the envelope in its JSON-RPC error like every other.
+      if (mediaTypeOf(req.get('content-type')) !== 'application/json') {
+        throw notReadableAs(
+          'MCP messages are sent with Content-Type: application/json',
+          req.get('content-type'),
         );
       }
       refuseEmptyBatch(req.body);

@@ -238,9 +238,10 @@ describe('POST /v1/connections/{id}/refresh', () => {
     });
     expect(json.status).toBe(400);
     expect(json.body.error?.issues?.map((issue) => issue.path)).toEqual(['force']);
+    // A body that is not JSON is refused for its media type before the operation sees it.
     const text = await call(full, refresh, { method: 'POST', body: 'now', type: 'text/plain' });
-    expect(text.status).toBe(400);
-    expect(text.body.error?.code).toBe('invalid_request');
+    expect(text.status).toBe(415);
+    expect(text.body.error?.code).toBe('unsupported_media_type');
     expect((await post(readOnly, refresh)).body.error?.code).toBe('insufficient_access');
     expect((await call(full, path)).body.refresh_count).toBe(0);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../../api/errors.js';
-import { duplicateKeyAt, parseJsonBody } from '../../api/http/json-body.js';
+import { duplicateKeyAt, mediaTypeOf, parseJsonBody } from '../../api/http/json-body.js';
 
 describe('duplicateKeyAt', () => {
   it.each([
@@ -109,4 +109,22 @@ describe('parseJsonBody', () => {
     ]);
     expect(parse(`${'['.repeat(256)}${']'.repeat(256)}`)).toBeDefined();
   });
+});
+
+describe('mediaTypeOf', () => {
+  it.each([
+    ['application/json', 'application/json'],
+    ['Application/JSON; charset=UTF-8', 'application/json'],
+    [' application/merge-patch+json ;charset=utf-8', 'application/merge-patch+json'],
+    ['text/plain;charset=UTF-8', 'text/plain'],
+  ])('reads %j as %s', (header, type) => {
+    expect(mediaTypeOf(header)).toBe(type);
+  });
+
+  it.each([undefined, '', 'json', 'application/', 'application/json, text/plain', '/json'])(
+    'finds no media type in %j',
+    (header) => {
+      expect(mediaTypeOf(header)).toBeNull();
+    },
+  );
 });

@@ -960,9 +960,12 @@ describe('MCP OAuth clients: rotate, retire and select validation', () => {
         'force',
       ]);
       expect(issuePaths(await call(manager, 'POST', path, { body: [] }))).toEqual(['body']);
-      expect(
-        issuePaths(await call(manager, 'POST', path, { raw: 'please', contentType: 'text/plain' })),
-      ).toEqual(['body']);
+      // Not JSON at all: refused for its media type before the operation sees it.
+      expectError(
+        await call(manager, 'POST', path, { raw: 'please', contentType: 'text/plain' }),
+        415,
+        'unsupported_media_type',
+      );
       expectError(await call(manager, 'POST', path, { raw: 'null' }), 400, 'invalid_request');
     },
   );
