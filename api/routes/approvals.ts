@@ -30,7 +30,10 @@ export const decideBody = z
     grant: grantRequestSchema.optional(),
   })
   .meta({ id: 'decide_approval_input' });
-/** `POST /v1/approvals/{id}/approve`: no body, or a grant (issue 22.2). */
+/**
+ * `POST /v1/approvals/{id}/approve`: no body, or a grant. A rejection is read with
+ * it too, only so that a grant sent with one is refused by name rather than ignored.
+ */
 const approveBody = z
   .strictObject({ grant: grantRequestSchema.optional() })
   .meta({ id: 'ApproveApproval' });
@@ -375,9 +378,10 @@ export function approvalRoutes(deps: ApiDeps): Router {
       authorize({ operation: 'write', scope: 'approvals:decide' }),
       async (req, res) => {
         const { id } = parse(approvalParam, req.params, 'path');
-        // No body was the whole contract before grants; a rejection still takes none.
-        const body: unknown = req.body ?? {};
-        const { grant } = decision === 'approve' ? parse(approveBody, body, 'body') : {};
+        // No body was the whole contract before grants, and still is for a rejection: a grant
+        // sent with one goes on to the one check of it (decide.ts), which refuses it with 400
+        // before anything is decided, as the management decision with `deny` does.
+        const { grant } = parse(approveBody, req.body ?? {}, 'body');
         const decided = await decide(res, id, decision, grant);
         res.json({
           id: decided.id,

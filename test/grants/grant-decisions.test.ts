@@ -185,6 +185,23 @@ describe('a grant beyond what the policy allows', () => {
     expect(await state(approvalId)).toEqual({ status: 'pending', grants: 0 });
   });
 
+  it('is 400 with POST /v1/approvals/{id}/reject, naming grant; rejecting without one still works', async () => {
+    const approvalId = await held();
+    const path = `/v1/approvals/${approvalId}/reject`;
+    const answer = await stack.request(stack.approver, 'POST', path, { body: { grant } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatchObject({
+      code: 'invalid_request',
+      issues: [{ path: 'grant', message: expect.any(String) as unknown }],
+    });
+    expect((answer.body.error as { message: string }).message).toContain('only with an approval');
+    expect(await state(approvalId)).toEqual({ status: 'pending', grants: 0 });
+    const plain = await stack.request(stack.approver, 'POST', path);
+    expect(plain.status).toBe(200);
+    expect(plain.body).toEqual({ id: approvalId, status: 'rejected', decided_by: 'approver' });
+    expect(await state(approvalId)).toEqual({ status: 'rejected', grants: 0 });
+  });
+
   it('is 400 when grants are off, saying so; approving without one still works', async () => {
     const approvalId = await held();
     await setGrantPolicy(stack, 0);
