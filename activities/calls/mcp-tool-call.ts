@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { deadlineSignal } from '../../infra/deadline-signal.js';
 import {
   UPSTREAM_TIMEOUT,
   UPSTREAM_UNREACHABLE,
@@ -131,7 +132,9 @@ export async function callMcpTool(request: McpToolRequest): Promise<McpToolOutco
   const client = new Client({ name: 'gatehouse', version: '1.0.0' });
   let sending: 'initialize' | 'tools/call' = 'initialize';
   const remaining = () => Math.max(1, request.deadline - Date.now());
-  const signal = AbortSignal.any([request.signal, overLimit.signal]);
+  // The SDK's own timeouts bound each request; this bounds the whole call, however its steps go.
+  const deadline = deadlineSignal(remaining(), request.signal, overLimit.signal);
+  const { signal } = deadline;
   try {
     await client.connect(transport, { timeout: remaining(), signal });
     sending = 'tools/call';
@@ -155,6 +158,7 @@ export async function callMcpTool(request: McpToolRequest): Promise<McpToolOutco
     return outcomeOfFailure(over.error ?? error, request, sending);
   } finally {
     await client.close().catch(() => undefined);
+    deadline.clear();
   }
 }
 
@@ -179,7 +183,10 @@ function outcomeOfFailure(
       body: { kind: 'parsed', value: { error: error.message } },
     };
   }
-  if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
+  if (
+    (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) ||
+    (error instanceof DOMException && error.name === 'TimeoutError')
+  ) {
     throw failure(
       UPSTREAM_TIMEOUT,
       `the MCP server did not answer ${sending} in time`,

@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../infra/config.js';
+import { deadlineSignal, type DeadlineSignal } from '../../infra/deadline-signal.js';
 import type { Sql } from '../../infra/database/client.js';
 import {
   UPSTREAM_TIMEOUT,
@@ -246,11 +247,10 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
 
     /** Whether the request may have reached the app on the current attempt. */
     const attempt = { mayHaveSent: false };
-    // One wait for the whole attempt, the retry after a 401 included: the caller was promised
-    // UPSTREAM_TIMEOUT_MS, not that many per request.
+    // One wait for the whole attempt, the retry after a 401 and the reading of the answer
+    // included: the caller was promised UPSTREAM_TIMEOUT_MS, not that many per request.
     const timeoutMs = config.upstream.timeoutMs;
-    const deadline = Date.now() + timeoutMs;
-    const send = async (accessToken: string): Promise<Response> => {
+    const send = async (accessToken: string, deadline: DeadlineSignal): Promise<Response> => {
       const headers = new Headers({ ...app.apiHeaders, ...request.headers });
       if (type && !headers.has('content-type')) headers.set('content-type', type);
       headers.set('authorization', `Bearer ${accessToken}`);
@@ -262,11 +262,7 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
             headers,
             ...(body === undefined ? {} : { body }),
             redirect: 'manual',
-            // Cancelled too when Temporal gives up on this attempt: its caller has been answered.
-            signal: AbortSignal.any([
-              AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-              context.cancellationSignal,
-            ]),
+            signal: deadline.signal,
           });
         } catch (error) {
           const failure = upstreamFailure(error, scope, timeoutMs);
@@ -280,19 +276,19 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
 
     /** The connection's last use is recent enough that recording this one changes nothing. */
     let usedRecently = false;
-    const exchange = async (): Promise<Response | UpstreamOutcome> => {
+    const exchange = async (deadline: DeadlineSignal): Promise<Response | UpstreamOutcome> => {
       let token = await validAccessToken(deps, connectionId);
       if (!token.ok) return { kind: 'connection', status: token.status };
       usedRecently = token.usedRecently ?? false;
-      const first = await send(token.accessToken);
+      const first = await send(token.accessToken, deadline);
       if (first.status !== 401) return first;
       await first.body?.cancel().catch(() => undefined);
       token = await validAccessToken(deps, connectionId, { force: true });
       if (!token.ok) return { kind: 'connection', status: token.status };
-      return send(token.accessToken);
+      return send(token.accessToken, deadline);
     };
 
-    const outcome = async (): Promise<UpstreamOutcome> => {
+    const outcome = async (deadline: DeadlineSignal): Promise<UpstreamOutcome> => {
       // Reads are retried by Temporal. A write runs one activity attempt only, so a worker that
       // dies mid-request never sends it again; within the attempt it is tried anew only while no
       // request can have left (DESIGN.md §6).
@@ -300,7 +296,7 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
       for (let tries = 1; ; tries++) {
         context.cancellationSignal.throwIfAborted();
         try {
-          exchanged = await exchange();
+          exchanged = await exchange(deadline);
           break;
         } catch (error) {
           if (scope === 'read' || attempt.mayHaveSent || tries >= WRITE_ATTEMPTS) throw error;
@@ -321,7 +317,15 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
       return answered;
     };
 
-    return heartbeating(context, outcome);
+    return heartbeating(context, async () => {
+      // Cancelled too when Temporal gives up on this attempt: its caller has been answered.
+      const deadline = deadlineSignal(timeoutMs, context.cancellationSignal);
+      try {
+        return await outcome(deadline);
+      } finally {
+        deadline.clear();
+      }
+    });
   };
 }
 

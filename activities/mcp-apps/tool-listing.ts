@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { deadlineSignal, type DeadlineSignal } from '../../infra/deadline-signal.js';
 import type { McpToolDefinition } from '../../workflows/catalog/mcp-tools.js';
 import { mcpServerFetch } from './server-fetch.js';
 import { snapshotProblem } from './snapshot-limits.js';
@@ -163,7 +164,9 @@ export async function listServerTools(
   serverUrl: string,
   options: ListingOptions,
 ): Promise<ServerListing> {
-  const deadline = AbortSignal.timeout(options.timeoutMs);
+  const deadline = deadlineSignal(options.timeoutMs);
+  /** Each request's signal: the listing's deadline, or the transport's own abort. */
+  const requests: DeadlineSignal[] = [];
   const seen = { unauthorized: null as Response | null, tooLarge: false };
   const guarded = mcpServerFetch({
     allowPrivate: options.allowPrivate,
@@ -173,8 +176,9 @@ export async function listServerTools(
     },
   });
   const fetchFn: FetchLike = async (url, init) => {
-    const signal = init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
-    const response = await guarded(url, { ...init, signal });
+    const request = deadlineSignal(null, init?.signal, deadline.signal);
+    requests.push(request);
+    const response = await guarded(url, { ...init, signal: request.signal });
     if (response.status === 401) seen.unauthorized = response.clone();
     return response;
   };
@@ -192,7 +196,7 @@ export async function listServerTools(
     },
   });
   const client = new Client({ name: 'gatehouse', title: 'Gatehouse', version: '1.0.0' });
-  const requestOptions = { signal: deadline, timeout: options.timeoutMs };
+  const requestOptions = { signal: deadline.signal, timeout: options.timeoutMs };
   try {
     try {
       await client.connect(transport, requestOptions);
@@ -225,5 +229,7 @@ export async function listServerTools(
     throw failureOf(error, seen.tooLarge);
   } finally {
     await client.close().catch(() => undefined);
+    for (const request of requests) request.clear();
+    deadline.clear();
   }
 }

@@ -1,5 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Config } from '../../infra/config.js';
+import { deadlineSignal } from '../../infra/deadline-signal.js';
 import { mcpServerFetch } from '../mcp-apps/server-fetch.js';
 
 /** One discovery, registration or token request; a slower server fails the step it serves. */
@@ -26,10 +27,19 @@ export function authFetch(config: Pick<Config, 'mcpApps'>): FetchLike {
         cause: new Error(`${new URL(url).origin}: authorization requests go over https only`),
       });
     }
-    const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
-    return guarded(url, {
-      ...init,
-      signal: init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout,
-    });
+    const deadline = deadlineSignal(REQUEST_TIMEOUT_MS, init?.signal);
+    try {
+      const response = await guarded(url, { ...init, signal: deadline.signal });
+      // Read whole within the deadline (the SDK reads the body after this returns): these
+      // answers are small documents, capped above.
+      const bytes = response.body ? new Uint8Array(await response.arrayBuffer()) : null;
+      return new Response(bytes && bytes.byteLength > 0 ? bytes : null, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    } finally {
+      deadline.clear();
+    }
   };
 }

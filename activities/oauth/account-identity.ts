@@ -1,3 +1,4 @@
+import { deadlineSignal, type DeadlineSignal } from '../../infra/deadline-signal.js';
 import type { AppDefinition, UpstreamRequest } from '../../workflows/catalog/index.js';
 import type { JsonPath } from '../../workflows/catalog/types.js';
 import type { oauth } from './client.js';
@@ -46,6 +47,22 @@ async function askTheApp(
   apiBaseUrl: string,
   accessToken: string,
 ): Promise<unknown> {
+  // The wait covers the answer's body too.
+  const deadline = deadlineSignal(REQUEST_TIMEOUT_MS);
+  try {
+    return await askWithin(deadline, app, request, apiBaseUrl, accessToken);
+  } finally {
+    deadline.clear();
+  }
+}
+
+async function askWithin(
+  deadline: DeadlineSignal,
+  app: AppDefinition,
+  request: UpstreamRequest,
+  apiBaseUrl: string,
+  accessToken: string,
+): Promise<unknown> {
   const url = new URL(`${apiBaseUrl}${request.path}`);
   for (const [name, value] of Object.entries(request.query ?? {})) {
     if (value !== undefined) url.searchParams.append(name, String(value));
@@ -64,7 +81,7 @@ async function askTheApp(
       ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
       // A redirect would carry the token to wherever the app points: not followed.
       redirect: 'error',
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      signal: deadline.signal,
     });
   } catch (error) {
     throw new AccountUnverified(

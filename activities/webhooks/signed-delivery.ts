@@ -3,6 +3,7 @@ import https from 'node:https';
 import { Context } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../../infra/config.js';
+import { deadlineSignal } from '../../infra/deadline-signal.js';
 import type { Sql } from '../../infra/database/client.js';
 import type { Logger } from '../../infra/logger.js';
 import type { WebhookEndpoint } from '../db/webhook-endpoints.js';
@@ -53,13 +54,15 @@ function post(
 ): Promise<number> {
   if (!allowPrivate) assertPublicLiteral(url);
   const transport = url.protocol === 'https:' ? https : http;
+  // Also bounds the drained answer: it ends with the request.
+  const deadline = deadlineSignal(WEBHOOK_TIMEOUT_MS);
   return new Promise((resolve, reject) => {
     const request = transport.request(
       url,
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+        signal: deadline.signal,
         ...(allowPrivate ? {} : { lookup: guardedLookup }),
       },
       (response) => {
@@ -69,6 +72,9 @@ function post(
       },
     );
     request.on('error', reject);
+    request.on('close', () => {
+      deadline.clear();
+    });
     request.end(body);
   });
 }
