@@ -97,7 +97,7 @@ function impliedBy(method: string, request: RouteConfig['request']): ErrorSpec[]
     ...(takesIdempotencyKey(method, request)
       ? (['conflict', 'idempotency_key_reused'] as const)
       : []),
-    ...(request?.body ? (['payload_too_large'] as const) : []),
+    ...(request?.body ? (['payload_too_large', 'unsupported_media_type'] as const) : []),
   ];
 }
 
@@ -115,6 +115,7 @@ export interface ManagementOperation {
   description?: string;
   scope: Scope;
   request?: RouteConfig['request'];
+  /** What `data` holds; its component is named `<operationId>_output` here, whatever it was named. */
   output: z.ZodType;
   /** Fields beside `data` in the answer (a list's `nextCursor`). */
   envelope?: Record<string, z.ZodType>;
@@ -122,6 +123,18 @@ export interface ManagementOperation {
   errors?: readonly ErrorCode[];
   /** This operation's own answers for those codes, as the route builds them. */
   errorExamples?: readonly ErrorExample[];
+}
+
+/**
+ * The management contract names every operation's success `{data: <operationId>_output}`, so a
+ * client generated from the document gets one type per operation, even where two answer the same
+ * shape (several MCP app operations answer an `McpApp`): a schema named otherwise is renamed.
+ */
+function outputComponent(operation: ManagementOperation): z.ZodType {
+  const id = `${operation.operationId}_output`;
+  return z.globalRegistry.get(operation.output)?.id === id
+    ? operation.output
+    : operation.output.meta({ id });
 }
 
 /** The error statuses every management operation lists, whether or not it can answer them. */
@@ -172,7 +185,7 @@ export function registerManagementOperation(operation: ManagementOperation): voi
         description: 'OK',
         content: {
           'application/json': {
-            schema: z.object({ data: operation.output, ...operation.envelope }),
+            schema: z.object({ data: outputComponent(operation), ...operation.envelope }),
           },
         },
       },

@@ -180,6 +180,24 @@ describe('the management document (SPEC.md §4.2)', () => {
     }
   });
 
+  it('answers every operation as {data: <operationId>_output}, a component of its own', () => {
+    const operations = Object.values(doc.paths).flatMap((item) => Object.values(item));
+    expect(operations.length).toBe(OPERATIONS.length);
+    const outputs = operations.map((operation) => {
+      const ok = resolve(operation.responses['200']?.content?.['application/json'].schema);
+      return [operation.operationId, ok.properties?.data?.$ref] as const;
+    });
+    expect(outputs).toEqual(
+      operations.map(
+        (operation) =>
+          [operation.operationId, `#/components/schemas/${operation.operationId}_output`] as const,
+      ),
+    );
+    for (const operation of operations) {
+      expect(doc.components.schemas[`${operation.operationId}_output`]).toBeDefined();
+    }
+  });
+
   it('marks every secret write-only', () => {
     const secrets = [
       ['post', '/v1/mcp-oauth-clients', ['client', 'clientSecret']],

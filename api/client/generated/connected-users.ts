@@ -1690,7 +1690,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         'application/json': components['schemas']['RunAction'];
       };
@@ -1783,6 +1783,19 @@ export interface operations {
        *     - `payload_too_large`: the request body (or, for calls, the app’s answer) is over the size limit
        */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unsupported media type.**
+       *
+       *     - `unsupported_media_type`: a body that is not JSON: send bodies with `Content-Type: application/json`, in UTF-8
+       */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -2697,6 +2710,19 @@ export interface operations {
         };
       };
       /**
+       * @description **Unsupported media type.**
+       *
+       *     - `unsupported_media_type`: a body that is not JSON: send bodies with `Content-Type: application/json`, in UTF-8
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
        * @description **Too many requests.**
        *
        *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
@@ -3369,6 +3395,19 @@ export interface operations {
        *     - `payload_too_large`: the request body (or, for calls, the app’s answer) is over the size limit
        */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unsupported media type.**
+       *
+       *     - `unsupported_media_type`: a body that is not JSON: send bodies with `Content-Type: application/json`, in UTF-8
+       */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -4115,6 +4154,19 @@ export interface operations {
         };
       };
       /**
+       * @description **Unsupported media type.**
+       *
+       *     - `unsupported_media_type`: a body that is not JSON: send bodies with `Content-Type: application/json`, in UTF-8
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
        * @description **Too many requests.**
        *
        *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
@@ -4581,6 +4633,19 @@ export interface operations {
         };
       };
       /**
+       * @description **Unsupported media type.**
+       *
+       *     - `unsupported_media_type`: a body that is not JSON: send bodies with `Content-Type: application/json`, in UTF-8
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
        * @description **Too many requests.**
        *
        *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
@@ -4829,6 +4894,19 @@ export interface operations {
        *     - `payload_too_large`: the request body (or, for calls, the app’s answer) is over the size limit
        */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unsupported media type.**
+       *
+       *     - `unsupported_media_type`: a body that is not JSON: send bodies with `Content-Type: application/json`, in UTF-8
+       */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -6437,6 +6515,19 @@ export interface operations {
        *     - `payload_too_large`: the request body (or, for calls, the app’s answer) is over the size limit
        */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unsupported media type.**
+       *
+       *     - `unsupported_media_type`: a body that is not JSON: send bodies with `Content-Type: application/json`, in UTF-8
+       */
+      415: {
         headers: {
           [name: string]: unknown;
         };

@@ -831,7 +831,7 @@ export interface components {
     set_funded_access_input: {
       enabled: boolean;
     };
-    McpApp: {
+    register_mcp_app_output: {
       /** @description The app id, as `app` in connect links and actions */
       app: string;
       name: string;
@@ -957,6 +957,333 @@ export interface components {
       };
     };
     list_mcp_apps_output: components['schemas']['McpApp'][];
+    McpApp: {
+      /** @description The app id, as `app` in connect links and actions */
+      app: string;
+      name: string;
+      /**
+       * @description A remote MCP server registered as an app
+       * @enum {string}
+       */
+      auth_kind: 'mcp';
+      /** Format: uri */
+      server_url: string;
+      /**
+       * @description `oauth`: users connect through the hosted connect flow; `none`: the server asks for no authorization, and every user may call it without connecting
+       * @enum {string}
+       */
+      auth: 'none' | 'oauth';
+      /** @description The tools callers can run now, as catalog actions are listed */
+      actions: {
+        action: string;
+        /** @enum {string} */
+        scope: 'read' | 'write' | 'destructive';
+        description: string;
+      }[];
+      snapshot: {
+        /** @description The snapshot calls use; null until one is accepted */
+        accepted_version: number | null;
+        /** @description The newest listing kept; null before the first */
+        latest_version: number | null;
+        /**
+         * Format: date-time
+         * @description When `tools/list` last answered
+         */
+        checked_at: string | null;
+        /** @description The newest snapshot when it is not the accepted one: what an operator reviews before accepting it */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          /** @description The newest listing against the accepted snapshot's tools */
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              tool: string;
+              fields: ('title' | 'description' | 'input_schema' | 'annotations')[];
+            }[];
+          };
+        } | null;
+      };
+      /** @description Only these tools become actions; null: every tool */
+      tool_allowlist: string[] | null;
+      /** @description Tool name → grade, over what its annotations say */
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      tools: {
+        /** @description The server's own name for the tool */
+        name: string;
+        /** @description `<app>.<tool>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        title: string | null;
+        description: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /** @description Whether a call may run now: false outside the allow-list, or while the server lists it changed or removed since the accepted snapshot */
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+        /** @enum {string} */
+        grade_source: 'override' | 'annotations';
+        /** @description The server's hints, as it listed them; null when it gave none */
+        annotations: {
+          title?: string;
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        } | null;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }[];
+      /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
+      pending_tools: {
+        name: string;
+        title: string | null;
+        description: string | null;
+        /** @description The server's hints, as it listed them; null when it gave none */
+        annotations: {
+          title?: string;
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        } | null;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description The agent (or `cli`) that last changed it */
+      updated_by: string;
+    };
+    get_mcp_app_output: {
+      /** @description The app id, as `app` in connect links and actions */
+      app: string;
+      name: string;
+      /**
+       * @description A remote MCP server registered as an app
+       * @enum {string}
+       */
+      auth_kind: 'mcp';
+      /** Format: uri */
+      server_url: string;
+      /**
+       * @description `oauth`: users connect through the hosted connect flow; `none`: the server asks for no authorization, and every user may call it without connecting
+       * @enum {string}
+       */
+      auth: 'none' | 'oauth';
+      /** @description The tools callers can run now, as catalog actions are listed */
+      actions: {
+        action: string;
+        /** @enum {string} */
+        scope: 'read' | 'write' | 'destructive';
+        description: string;
+      }[];
+      snapshot: {
+        /** @description The snapshot calls use; null until one is accepted */
+        accepted_version: number | null;
+        /** @description The newest listing kept; null before the first */
+        latest_version: number | null;
+        /**
+         * Format: date-time
+         * @description When `tools/list` last answered
+         */
+        checked_at: string | null;
+        /** @description The newest snapshot when it is not the accepted one: what an operator reviews before accepting it */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          /** @description The newest listing against the accepted snapshot's tools */
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              tool: string;
+              fields: ('title' | 'description' | 'input_schema' | 'annotations')[];
+            }[];
+          };
+        } | null;
+      };
+      /** @description Only these tools become actions; null: every tool */
+      tool_allowlist: string[] | null;
+      /** @description Tool name → grade, over what its annotations say */
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      tools: {
+        /** @description The server's own name for the tool */
+        name: string;
+        /** @description `<app>.<tool>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        title: string | null;
+        description: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /** @description Whether a call may run now: false outside the allow-list, or while the server lists it changed or removed since the accepted snapshot */
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+        /** @enum {string} */
+        grade_source: 'override' | 'annotations';
+        /** @description The server's hints, as it listed them; null when it gave none */
+        annotations: {
+          title?: string;
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        } | null;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }[];
+      /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
+      pending_tools: {
+        name: string;
+        title: string | null;
+        description: string | null;
+        /** @description The server's hints, as it listed them; null when it gave none */
+        annotations: {
+          title?: string;
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        } | null;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description The agent (or `cli`) that last changed it */
+      updated_by: string;
+    };
+    update_mcp_app_output: {
+      /** @description The app id, as `app` in connect links and actions */
+      app: string;
+      name: string;
+      /**
+       * @description A remote MCP server registered as an app
+       * @enum {string}
+       */
+      auth_kind: 'mcp';
+      /** Format: uri */
+      server_url: string;
+      /**
+       * @description `oauth`: users connect through the hosted connect flow; `none`: the server asks for no authorization, and every user may call it without connecting
+       * @enum {string}
+       */
+      auth: 'none' | 'oauth';
+      /** @description The tools callers can run now, as catalog actions are listed */
+      actions: {
+        action: string;
+        /** @enum {string} */
+        scope: 'read' | 'write' | 'destructive';
+        description: string;
+      }[];
+      snapshot: {
+        /** @description The snapshot calls use; null until one is accepted */
+        accepted_version: number | null;
+        /** @description The newest listing kept; null before the first */
+        latest_version: number | null;
+        /**
+         * Format: date-time
+         * @description When `tools/list` last answered
+         */
+        checked_at: string | null;
+        /** @description The newest snapshot when it is not the accepted one: what an operator reviews before accepting it */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          /** @description The newest listing against the accepted snapshot's tools */
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              tool: string;
+              fields: ('title' | 'description' | 'input_schema' | 'annotations')[];
+            }[];
+          };
+        } | null;
+      };
+      /** @description Only these tools become actions; null: every tool */
+      tool_allowlist: string[] | null;
+      /** @description Tool name → grade, over what its annotations say */
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      tools: {
+        /** @description The server's own name for the tool */
+        name: string;
+        /** @description `<app>.<tool>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        title: string | null;
+        description: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /** @description Whether a call may run now: false outside the allow-list, or while the server lists it changed or removed since the accepted snapshot */
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+        /** @enum {string} */
+        grade_source: 'override' | 'annotations';
+        /** @description The server's hints, as it listed them; null when it gave none */
+        annotations: {
+          title?: string;
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        } | null;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }[];
+      /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
+      pending_tools: {
+        name: string;
+        title: string | null;
+        description: string | null;
+        /** @description The server's hints, as it listed them; null when it gave none */
+        annotations: {
+          title?: string;
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        } | null;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description The agent (or `cli`) that last changed it */
+      updated_by: string;
+    };
     /** @description Only the fields given change. */
     update_mcp_app_input: {
       name?: string;
@@ -966,6 +1293,224 @@ export interface components {
       grade_overrides?: {
         [key: string]: 'read' | 'write' | 'destructive';
       };
+    };
+    refresh_mcp_app_output: {
+      /** @description The app id, as `app` in connect links and actions */
+      app: string;
+      name: string;
+      /**
+       * @description A remote MCP server registered as an app
+       * @enum {string}
+       */
+      auth_kind: 'mcp';
+      /** Format: uri */
+      server_url: string;
+      /**
+       * @description `oauth`: users connect through the hosted connect flow; `none`: the server asks for no authorization, and every user may call it without connecting
+       * @enum {string}
+       */
+      auth: 'none' | 'oauth';
+      /** @description The tools callers can run now, as catalog actions are listed */
+      actions: {
+        action: string;
+        /** @enum {string} */
+        scope: 'read' | 'write' | 'destructive';
+        description: string;
+      }[];
+      snapshot: {
+        /** @description The snapshot calls use; null until one is accepted */
+        accepted_version: number | null;
+        /** @description The newest listing kept; null before the first */
+        latest_version: number | null;
+        /**
+         * Format: date-time
+         * @description When `tools/list` last answered
+         */
+        checked_at: string | null;
+        /** @description The newest snapshot when it is not the accepted one: what an operator reviews before accepting it */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          /** @description The newest listing against the accepted snapshot's tools */
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              tool: string;
+              fields: ('title' | 'description' | 'input_schema' | 'annotations')[];
+            }[];
+          };
+        } | null;
+      };
+      /** @description Only these tools become actions; null: every tool */
+      tool_allowlist: string[] | null;
+      /** @description Tool name → grade, over what its annotations say */
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      tools: {
+        /** @description The server's own name for the tool */
+        name: string;
+        /** @description `<app>.<tool>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        title: string | null;
+        description: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /** @description Whether a call may run now: false outside the allow-list, or while the server lists it changed or removed since the accepted snapshot */
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+        /** @enum {string} */
+        grade_source: 'override' | 'annotations';
+        /** @description The server's hints, as it listed them; null when it gave none */
+        annotations: {
+          title?: string;
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        } | null;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }[];
+      /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
+      pending_tools: {
+        name: string;
+        title: string | null;
+        description: string | null;
+        /** @description The server's hints, as it listed them; null when it gave none */
+        annotations: {
+          title?: string;
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        } | null;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description The agent (or `cli`) that last changed it */
+      updated_by: string;
+    };
+    accept_mcp_app_snapshot_output: {
+      /** @description The app id, as `app` in connect links and actions */
+      app: string;
+      name: string;
+      /**
+       * @description A remote MCP server registered as an app
+       * @enum {string}
+       */
+      auth_kind: 'mcp';
+      /** Format: uri */
+      server_url: string;
+      /**
+       * @description `oauth`: users connect through the hosted connect flow; `none`: the server asks for no authorization, and every user may call it without connecting
+       * @enum {string}
+       */
+      auth: 'none' | 'oauth';
+      /** @description The tools callers can run now, as catalog actions are listed */
+      actions: {
+        action: string;
+        /** @enum {string} */
+        scope: 'read' | 'write' | 'destructive';
+        description: string;
+      }[];
+      snapshot: {
+        /** @description The snapshot calls use; null until one is accepted */
+        accepted_version: number | null;
+        /** @description The newest listing kept; null before the first */
+        latest_version: number | null;
+        /**
+         * Format: date-time
+         * @description When `tools/list` last answered
+         */
+        checked_at: string | null;
+        /** @description The newest snapshot when it is not the accepted one: what an operator reviews before accepting it */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          /** @description The newest listing against the accepted snapshot's tools */
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              tool: string;
+              fields: ('title' | 'description' | 'input_schema' | 'annotations')[];
+            }[];
+          };
+        } | null;
+      };
+      /** @description Only these tools become actions; null: every tool */
+      tool_allowlist: string[] | null;
+      /** @description Tool name → grade, over what its annotations say */
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      tools: {
+        /** @description The server's own name for the tool */
+        name: string;
+        /** @description `<app>.<tool>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        title: string | null;
+        description: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /** @description Whether a call may run now: false outside the allow-list, or while the server lists it changed or removed since the accepted snapshot */
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+        /** @enum {string} */
+        grade_source: 'override' | 'annotations';
+        /** @description The server's hints, as it listed them; null when it gave none */
+        annotations: {
+          title?: string;
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        } | null;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }[];
+      /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
+      pending_tools: {
+        name: string;
+        title: string | null;
+        description: string | null;
+        /** @description The server's hints, as it listed them; null when it gave none */
+        annotations: {
+          title?: string;
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        } | null;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description The agent (or `cli`) that last changed it */
+      updated_by: string;
     };
     accept_mcp_app_snapshot_input: {
       /** @description The snapshot reviewed (`snapshot.pending.version` of the app): named, so that a listing made since the review is never accepted unseen */
@@ -2669,7 +3214,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            data: components['schemas']['McpApp'];
+            data: components['schemas']['register_mcp_app_output'];
           };
         };
       };
@@ -2801,7 +3346,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            data: components['schemas']['McpApp'];
+            data: components['schemas']['get_mcp_app_output'];
           };
         };
       };
@@ -3067,7 +3612,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            data: components['schemas']['McpApp'];
+            data: components['schemas']['update_mcp_app_output'];
           };
         };
       };
@@ -3201,7 +3746,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            data: components['schemas']['McpApp'];
+            data: components['schemas']['refresh_mcp_app_output'];
           };
         };
       };
@@ -3339,7 +3884,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            data: components['schemas']['McpApp'];
+            data: components['schemas']['accept_mcp_app_snapshot_output'];
           };
         };
       };
