@@ -29,7 +29,7 @@ function actionRequest(action: ActionDefinition, input: unknown): OutboundReques
 
 /**
  * The request the app receives: an action's, built from the catalog; or the proxy caller's,
- * with the path below `/v1/proxy/{app}/` passed unchanged (SPEC.md §4.1 proxy rule 1).
+ * with the path below `/v1/proxy/{app}/` as the API read it, the one policy judged.
  */
 export function outboundRequest(target: CallTargetInput): OutboundRequest {
   if (target.kind === 'action') {

@@ -2,6 +2,7 @@ import { Environment } from '@marcbachmann/cel-js';
 import { isCpuBudgetSpent, withinCpuBudget } from '../../infra/cpu-budget.js';
 import type { CallRequest } from '../../workflows/call-types.js';
 import type { ConditionJudge, ConditionOutcome, PolicyRule } from '../../workflows/policy.js';
+import { pathReadings } from './path-readings.js';
 
 /**
  * Rule conditions (issue 22): CEL over the call, through @marcbachmann/cel-js. An operator writes
@@ -132,9 +133,10 @@ function queryMap(query: string): Record<string, string> {
 }
 
 /**
- * The variables for a call. A proxy call has `request` (its path decoded, as the app reads it,
- * and as sent in `raw_path`) and an empty `input`; an action run has `input` and an empty
- * `request`, so a condition about the other kind is unjudged on it rather than quietly false.
+ * The variables for a call. A proxy call has `request` (its path decoded, and still encoded in
+ * `raw_path`, as the app receives it) and an empty `input`; an action run has `input` and an
+ * empty `request`, so a condition about the other kind is unjudged on it rather than quietly
+ * false. Each condition is also judged on the other readings an app may make of the path.
  */
 export function conditionContext(call: CallRequest, at: Date): ConditionContext {
   const { target } = call;
@@ -163,6 +165,85 @@ export function conditionContext(call: CallRequest, at: Date): ConditionContext 
   };
 }
 
+/** One reading of the call: the context as made, or with another reading of the proxy's path. */
+interface Reading {
+  /** The path as this reading has it; null for an action run, which has one reading. */
+  path: string | null;
+  context: ConditionContext;
+}
+
+const readingsByContext = new WeakMap<ConditionContext, readonly Reading[]>();
+
+function proxyRequestOf(context: ConditionContext): Record<string, unknown> | null {
+  const { request } = context;
+  if (typeof request !== 'object' || request === null) return null;
+  const fields = request as Record<string, unknown>;
+  return typeof fields.path === 'string' && typeof fields.raw_path === 'string' ? fields : null;
+}
+
+/** What a condition is judged on: the call, then each other reading an app may make of its path. */
+function readingsOf(context: ConditionContext): readonly Reading[] {
+  let readings = readingsByContext.get(context);
+  if (readings) return readings;
+  const request = proxyRequestOf(context);
+  readings = request
+    ? pathReadings({ path: String(request.path), rawPath: String(request.raw_path) }).map(
+        (reading, index) => ({
+          path: reading.path,
+          context:
+            index === 0
+              ? context
+              : {
+                  ...context,
+                  request: { ...request, path: reading.path, raw_path: reading.rawPath },
+                },
+        }),
+      )
+    : [{ path: null, context }];
+  readingsByContext.set(context, readings);
+  return readings;
+}
+
+type Evaluated = { value: unknown } | { thrown: unknown };
+
+/** The program on each reading; a time budget spent stops them all. */
+function evaluateOn(program: Program, readings: readonly Reading[]): Evaluated[] {
+  return readings.map(({ context }) => {
+    try {
+      const value: unknown = program(context);
+      return { value };
+    } catch (error) {
+      if (isCpuBudgetSpent(error)) throw error;
+      return { thrown: error };
+    }
+  });
+}
+
+function outcomeOf(evaluated: Evaluated): ConditionOutcome {
+  if ('thrown' in evaluated) return { error: firstLine(evaluated.thrown) };
+  const { value } = evaluated;
+  if (typeof value !== 'boolean') return { error: `evaluates to a ${typeof value}, not a bool` };
+  return { holds: value };
+}
+
+/**
+ * The condition's outcome on the call: an error on any reading is the error; where it holds on
+ * one reading of the path and not on another, its outcome depends on how the app matches paths,
+ * so it is left unjudged, and evaluatePolicy takes the stricter of the two.
+ */
+function combined(readings: readonly Reading[], evaluated: readonly Evaluated[]): ConditionOutcome {
+  const outcomes = evaluated.map(outcomeOf);
+  const failed = outcomes.find((outcome) => 'error' in outcome);
+  if (failed) return failed;
+  const holding = outcomes.findIndex((outcome) => 'holds' in outcome && outcome.holds);
+  const notHolding = outcomes.findIndex((outcome) => 'holds' in outcome && !outcome.holds);
+  if (holding === -1 || notHolding === -1) return outcomes[0] ?? { error: 'nothing to judge' };
+  const [on, off] = [readings[holding]?.path, readings[notHolding]?.path];
+  return {
+    error: `its outcome depends on how the app reads the path: it holds on ${JSON.stringify(on)} and not on ${JSON.stringify(off)}`,
+  };
+}
+
 /** One condition on one context, within `budgetMs`. */
 export function judgeCondition(
   expression: string,
@@ -172,9 +253,9 @@ export function judgeCondition(
   if (budgetMs < 1) return { error: 'the evaluation budget of the call is spent' };
   try {
     const program = programOf(expression);
-    const value = withinCpuBudget((): unknown => program(context), budgetMs);
-    if (typeof value !== 'boolean') return { error: `evaluates to a ${typeof value}, not a bool` };
-    return { holds: value };
+    const readings = readingsOf(context);
+    const evaluated = withinCpuBudget(() => evaluateOn(program, readings), budgetMs);
+    return combined(readings, evaluated);
   } catch (error) {
     if (isCpuBudgetSpent(error)) {
       return { error: `took longer than ${String(Math.floor(budgetMs))} ms` };
@@ -193,9 +274,8 @@ export function judgeConditionUnbudgeted(
   context: ConditionContext,
 ): ConditionOutcome {
   try {
-    const value: unknown = programOf(expression)(context);
-    if (typeof value !== 'boolean') return { error: `evaluates to a ${typeof value}, not a bool` };
-    return { holds: value };
+    const readings = readingsOf(context);
+    return combined(readings, evaluateOn(programOf(expression), readings));
   } catch (error) {
     return { error: firstLine(error) };
   }

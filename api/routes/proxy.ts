@@ -9,6 +9,7 @@ import { connectionListed } from '../../workflows/upstream-answer.js';
 import type { ApiDeps } from '../deps.js';
 import { callHeaders, callRequestOf } from '../calls/call-context.js';
 import { runCall } from '../calls/call-answer.js';
+import { canonicalProxyPath } from '../calls/proxy-path.js';
 import { refusable, type RefusedCall } from '../calls/refusals.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { callerOf, checkAccess } from '../http/authorize.js';
@@ -22,7 +23,10 @@ const PREFIX = '/v1/proxy/';
 
 const proxyParams = z.strictObject({
   app: z.string().min(1).max(100),
-  path: z.string().meta({ description: "The app's own API path, passed unchanged" }),
+  path: z.string().meta({
+    description:
+      "The app's own API path, sent as policy judged it: escapes of letters, digits and `-._~` decoded, runs of slashes merged, case kept; an encoded slash, a backslash, a control character, a malformed escape, a `.` or `..` segment or a `#` is refused (400)",
+  }),
 });
 const proxyHeaders = callHeaders.extend({
   'service-user': externalUserId.meta({ description: "The user's external id" }),
@@ -35,7 +39,7 @@ for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
     operationId: `proxy_${method}`,
     summary: `${method.toUpperCase()} on the app's own API as the user (scope ${scopeOfMethod(method)})`,
     description:
-      `Sends \`${method.toUpperCase()}\` to the app's own API at \`{path}\` (unchanged, with the query), with the credentials of the user named in \`Service-User\`. ` +
+      `Sends \`${method.toUpperCase()}\` to the app's own API at \`{path}\` (in the one form policy judges, with the query unchanged), with the credentials of the user named in \`Service-User\`. ` +
       `It is governed as a \`${scopeOfMethod(method)}\` call of the action \`<app>.proxy\`: allowed, held for approval (403 \`approval_required\`; send the same request again once approved) or denied. ` +
       "The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.",
     request: { params: proxyParams, headers: proxyHeaders },
@@ -128,24 +132,6 @@ function rawTarget(req: Request): { app: string | null; path: string; query: str
   };
 }
 
-/** `.` and `..` segments, plain or percent-encoded, which URL parsers resolve away. */
-const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
-
-/**
- * Why the app could not receive this path and query as sent, or null. The request to the app
- * goes through a WHATWG URL parser, which resolves dot segments (`tasks/../admin` → `/admin`),
- * turns `\` into `/` and drops a `#` fragment: the app would get another path than the one the
- * caller sent and audit records, and could be led out of the app's API base path. Refused.
- */
-function unforwardablePath(path: string, query: string): string | null {
-  if (path.includes('\\')) return 'must not contain a backslash';
-  if (path.includes('#') || query.includes('#')) return 'must not contain "#"';
-  if (path.split('/').some((segment) => DOT_SEGMENT.test(segment))) {
-    return 'must not contain "." or ".." segments';
-  }
-  return null;
-}
-
 /** A refused proxy call as far as its request tells: app, method, path and user as sent. */
 function refusedProxy(req: Request): RefusedCall {
   const target = rawTarget(req);
@@ -193,10 +179,16 @@ async function proxyCall(deps: ApiDeps, req: Request, res: Response): Promise<Ca
     { 'service-user': req.get('service-user') },
     'header',
   );
-  const unforwardable = unforwardablePath(target.path, target.query);
-  if (unforwardable) {
-    const message = `The path ${unforwardable}: the app could not receive it unchanged.`;
-    throw new InvalidRequestError(message, [{ path: 'path', message: unforwardable }]);
+  // Policy judges, audit records and the app receives this one reading of the path.
+  const path = canonicalProxyPath(target.path);
+  if ('problem' in path) {
+    const message = `The path ${path.problem}: the app could not be sent the path policy judges.`;
+    throw new InvalidRequestError(message, [{ path: 'path', message: path.problem }]);
+  }
+  // A fragment never reaches the app: a URL parser drops it on the way.
+  if (target.query.includes('#')) {
+    const message = 'The query must not contain "#": the app could not receive it unchanged.';
+    throw new InvalidRequestError(message, [{ path: 'query', message: 'must not contain "#"' }]);
   }
   const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : null;
   // fetch cannot send a body with these methods: refused here rather than failing upstream.
@@ -213,7 +205,7 @@ async function proxyCall(deps: ApiDeps, req: Request, res: Response): Promise<Ca
       app: app.id,
       scope: scopeOfMethod(req.method),
       method: req.method,
-      path: target.path,
+      path: path.path,
       query: target.query,
       headers: forwardedHeaders(req),
       bodyBase64: body ? body.toString('base64') : null,

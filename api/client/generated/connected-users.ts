@@ -562,29 +562,29 @@ export interface paths {
     };
     /**
      * GET on the app's own API as the user (scope read)
-     * @description Sends `GET` to the app's own API at `{path}` (unchanged, with the query), with the credentials of the user named in `Service-User`. It is governed as a `read` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
+     * @description Sends `GET` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `read` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
      */
     get: operations['proxy_get'];
     /**
      * PUT on the app's own API as the user (scope write)
-     * @description Sends `PUT` to the app's own API at `{path}` (unchanged, with the query), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
+     * @description Sends `PUT` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
      */
     put: operations['proxy_put'];
     /**
      * POST on the app's own API as the user (scope write)
-     * @description Sends `POST` to the app's own API at `{path}` (unchanged, with the query), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
+     * @description Sends `POST` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
      */
     post: operations['proxy_post'];
     /**
      * DELETE on the app's own API as the user (scope destructive)
-     * @description Sends `DELETE` to the app's own API at `{path}` (unchanged, with the query), with the credentials of the user named in `Service-User`. It is governed as a `destructive` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
+     * @description Sends `DELETE` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `destructive` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
      */
     delete: operations['proxy_delete'];
     options?: never;
     head?: never;
     /**
      * PATCH on the app's own API as the user (scope write)
-     * @description Sends `PATCH` to the app's own API at `{path}` (unchanged, with the query), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
+     * @description Sends `PATCH` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
      */
     patch: operations['proxy_patch'];
     trace?: never;
@@ -5090,7 +5090,7 @@ export interface operations {
       };
       path: {
         app: string;
-        /** @description The app's own API path, passed unchanged */
+        /** @description The app's own API path, sent as policy judged it: escapes of letters, digits and `-._~` decoded, runs of slashes merged, case kept; an encoded slash, a backslash, a control character, a malformed escape, a `.` or `..` segment or a `#` is refused (400) */
         path: string;
       };
       cookie?: never;
@@ -5262,7 +5262,7 @@ export interface operations {
       };
       path: {
         app: string;
-        /** @description The app's own API path, passed unchanged */
+        /** @description The app's own API path, sent as policy judged it: escapes of letters, digits and `-._~` decoded, runs of slashes merged, case kept; an encoded slash, a backslash, a control character, a malformed escape, a `.` or `..` segment or a `#` is refused (400) */
         path: string;
       };
       cookie?: never;
@@ -5434,7 +5434,7 @@ export interface operations {
       };
       path: {
         app: string;
-        /** @description The app's own API path, passed unchanged */
+        /** @description The app's own API path, sent as policy judged it: escapes of letters, digits and `-._~` decoded, runs of slashes merged, case kept; an encoded slash, a backslash, a control character, a malformed escape, a `.` or `..` segment or a `#` is refused (400) */
         path: string;
       };
       cookie?: never;
@@ -5606,7 +5606,7 @@ export interface operations {
       };
       path: {
         app: string;
-        /** @description The app's own API path, passed unchanged */
+        /** @description The app's own API path, sent as policy judged it: escapes of letters, digits and `-._~` decoded, runs of slashes merged, case kept; an encoded slash, a backslash, a control character, a malformed escape, a `.` or `..` segment or a `#` is refused (400) */
         path: string;
       };
       cookie?: never;
@@ -5778,7 +5778,7 @@ export interface operations {
       };
       path: {
         app: string;
-        /** @description The app's own API path, passed unchanged */
+        /** @description The app's own API path, sent as policy judged it: escapes of letters, digits and `-._~` decoded, runs of slashes merged, case kept; an encoded slash, a backslash, a control character, a malformed escape, a `.` or `..` segment or a `#` is refused (400) */
         path: string;
       };
       cookie?: never;
