@@ -45,6 +45,7 @@ export function createActivities(deps: ActivityDeps) {
       sql: deps.sql,
       signingKey: deps.config.audit.signingKey,
       settleSeconds: deps.config.audit.settleSeconds,
+      logger: deps.logger,
     }),
   };
 }

@@ -13,10 +13,12 @@ export type HashedEventRow = Omit<AuditEvent, 'request' | 'response'> & {
   hash: Buffer;
 };
 
-/** The columns of a HashedEventRow, for a select from audit_events. `seq` comes as text (a
- * bigint): order by `audit_events.seq`, since a bare `seq` names this text column. */
+/**
+ * The columns of a HashedEventRow, for a select from audit_events. `seq` is a bigint, which
+ * postgres.js reads as its decimal string: uncast, so an `order by seq` sorts the number.
+ */
 export const hashedEventColumns = (sql: Db) => sql`
-  id, environment_id, seq::text as seq, time, action, scope, decision, reason, agent_id, via,
+  id, environment_id, seq, time, action, scope, decision, reason, agent_id, via,
   user_external_id, connected_user_id, connection_id, approval_id, request::text as request_text,
   response::text as response_text, trace_id, policy_id, policy_version, grant_id, hash`;
 

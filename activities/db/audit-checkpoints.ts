@@ -1,53 +1,137 @@
 import type { Db } from '../../infra/database/client.js';
 import type { CheckpointBody } from '../audit/checkpoint.js';
 
-/** One row of audit_checkpoints (migration 022). */
+/** One row of audit_checkpoints (migrations 022, 025). */
 export interface AuditCheckpoint extends CheckpointBody {
   eventIds: string[];
   eventHashes: Buffer[];
   hash: Buffer;
   signature: Buffer;
+  /** The repair that took it off the chain, and when; null while it is on the chain. */
+  supersededBy: string | null;
+  supersededAt: Date | null;
 }
 
-const columns = (sql: Db) => sql`
-  id, environment_id, after_seq::text as after_seq, last_seq::text as last_seq, event_count,
-  event_ids, event_hashes, merkle_root, previous_hash, hash, key_id, signature, sealed_at`;
+/** A checkpoint about to be sealed: it always joins the chain. */
+export type NewCheckpoint = Omit<AuditCheckpoint, 'supersededBy' | 'supersededAt'>;
+
+/** What a chain link is checked by, without the (large) lists of events. */
+export type CheckpointLink = Pick<
+  AuditCheckpoint,
+  'id' | 'afterSeq' | 'lastSeq' | 'previousHash' | 'hash' | 'supersededBy'
+>;
+
+/** A checkpoint without its event lists: enough to check its own hash and signature. */
+export type CheckpointSeal = CheckpointBody &
+  Pick<AuditCheckpoint, 'hash' | 'signature' | 'supersededBy' | 'supersededAt'>;
+
+/*
+ * Every seq here comes uncast: postgres.js hands a bigint over as its decimal string already,
+ * whereas `last_seq::text as last_seq` would make `order by last_seq` sort that text alias, in
+ * which '78' comes after '520' (the seal once chained to the wrong checkpoint so).
+ */
+const sealColumns = (sql: Db) => sql`
+  id, environment_id, after_seq, last_seq, event_count, merkle_root, previous_hash, hash, key_id,
+  signature, sealed_at, superseded_by, superseded_at`;
+
+const columns = (sql: Db) => sql`${sealColumns(sql)}, event_ids, event_hashes`;
+
+const linkColumns = (sql: Db) => sql`id, after_seq, last_seq, previous_hash, hash, superseded_by`;
+
+/** The checkpoints on the chain, the ones `verify` links one to the next. */
+const onChain = (sql: Db) => sql`superseded_at is null`;
 
 /** As stored: the hashes in one bytea, 32 bytes each. */
 type CheckpointRow = Omit<AuditCheckpoint, 'eventHashes'> & { eventHashes: Buffer };
 
-export function fromRow(row: CheckpointRow): AuditCheckpoint {
-  const eventHashes: Buffer[] = [];
-  for (let at = 0; at < row.eventHashes.length; at += 32) {
-    eventHashes.push(row.eventHashes.subarray(at, at + 32));
-  }
-  return { ...row, eventHashes };
+/** 32-byte hashes stored back to back in one bytea. */
+export function splitHashes(joined: Buffer): Buffer[] {
+  const hashes: Buffer[] = [];
+  for (let at = 0; at < joined.length; at += 32) hashes.push(joined.subarray(at, at + 32));
+  return hashes;
 }
 
+export function fromRow(row: CheckpointRow): AuditCheckpoint {
+  return { ...row, eventHashes: splitHashes(row.eventHashes) };
+}
+
+/**
+ * Holds the environment's seal lock until the transaction ends: a seal and a repair of one
+ * environment never run at once, so two checkpoints never chain to the same predecessor.
+ */
+export async function lockEnvironmentSeal(sql: Db, environmentId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('gatehouse.audit.seal'), hashtext(${environmentId}))`;
+}
+
+/** The newest checkpoint on the environment's chain: the one a new seal follows. */
 export async function lastCheckpoint(
   sql: Db,
   environmentId: string,
-): Promise<AuditCheckpoint | null> {
-  const [row]: [CheckpointRow?] = await sql`
-    select ${columns(sql)} from audit_checkpoints where environment_id = ${environmentId}
+): Promise<CheckpointLink | null> {
+  const [row]: [CheckpointLink?] = await sql`
+    select ${linkColumns(sql)} from audit_checkpoints
+    where environment_id = ${environmentId} and ${onChain(sql)}
     order by last_seq desc limit 1`;
-  return row ? fromRow(row) : null;
+  return row ?? null;
 }
 
-/** Oldest first, after the checkpoint ending at `afterSeq` when given. */
+/** The newest checkpoint on the chain sealed before `before`: where `verify --since` starts. */
+export async function lastCheckpointSealedBefore(
+  sql: Db,
+  environmentId: string,
+  before: Date,
+): Promise<CheckpointLink | null> {
+  const [row]: [CheckpointLink?] = await sql`
+    select ${linkColumns(sql)} from audit_checkpoints
+    where environment_id = ${environmentId} and ${onChain(sql)} and sealed_at < ${before}
+    order by last_seq desc limit 1`;
+  return row ?? null;
+}
+
+/** The chain, oldest first, after the checkpoint ending at `afterSeq` when given. */
 export async function checkpointsOf(
   sql: Db,
   environmentId: string,
   afterSeq: string | null,
 ): Promise<AuditCheckpoint[]> {
   const rows = await sql<CheckpointRow[]>`
-    select ${columns(sql)} from audit_checkpoints where environment_id = ${environmentId}
+    select ${columns(sql)} from audit_checkpoints
+    where environment_id = ${environmentId} and ${onChain(sql)}
       ${afterSeq === null ? sql`` : sql`and last_seq > ${afterSeq}`}
     order by last_seq`;
   return rows.map(fromRow);
 }
 
-export async function insertCheckpoint(sql: Db, checkpoint: AuditCheckpoint): Promise<void> {
+/** The links of an environment's checkpoints, on the chain or (`all`) also superseded ones. */
+export async function checkpointLinks(
+  sql: Db,
+  environmentId: string,
+  which: 'chain' | 'all',
+): Promise<CheckpointLink[]> {
+  return sql<CheckpointLink[]>`
+    select ${linkColumns(sql)} from audit_checkpoints
+    where environment_id = ${environmentId} ${which === 'chain' ? sql`and ${onChain(sql)}` : sql``}
+    order by last_seq, id`;
+}
+
+export async function findCheckpoint(sql: Db, id: string): Promise<AuditCheckpoint | null> {
+  const [row]: [CheckpointRow?] = await sql`
+    select ${columns(sql)} from audit_checkpoints where id = ${id}`;
+  return row ? fromRow(row) : null;
+}
+
+/** The environment's checkpoints a repair took off the chain, oldest seal first. */
+export async function supersededCheckpoints(
+  sql: Db,
+  environmentId: string,
+): Promise<CheckpointSeal[]> {
+  return sql<CheckpointSeal[]>`
+    select ${sealColumns(sql)} from audit_checkpoints
+    where environment_id = ${environmentId} and superseded_at is not null
+    order by id`;
+}
+
+export async function insertCheckpoint(sql: Db, checkpoint: NewCheckpoint): Promise<void> {
   await sql`
     insert into audit_checkpoints (id, environment_id, after_seq, last_seq, event_count, event_ids,
       event_hashes, merkle_root, previous_hash, hash, key_id, signature, sealed_at)
@@ -57,17 +141,59 @@ export async function insertCheckpoint(sql: Db, checkpoint: AuditCheckpoint): Pr
       ${checkpoint.hash}, ${checkpoint.keyId}, ${checkpoint.signature}, ${checkpoint.sealedAt})`;
 }
 
-/** Oldest first; `after`: the last_seq of the previous page's last checkpoint. */
+/**
+ * Takes checkpoints off the chain, kept, naming the repair that did. Only ones still on it: the
+ * count says whether another writer got there first.
+ */
+export async function supersedeCheckpoints(
+  sql: Db,
+  ids: string[],
+  repair: { id: string; at: Date },
+): Promise<number> {
+  const rows = await sql`
+    update audit_checkpoints set superseded_by = ${repair.id}, superseded_at = ${repair.at}
+    where id = any(${ids}::uuid[]) and superseded_at is null`;
+  return rows.count;
+}
+
+/**
+ * Where a page of the listing ends: the last checkpoint's last_seq, and its id when it is a
+ * superseded one (several may share a last_seq with each other and with the chain's).
+ */
+export interface CheckpointPosition {
+  lastSeq: string;
+  id?: string;
+}
+
+/**
+ * Every checkpoint, superseded ones too, in seq order: by last_seq, a superseded one before the
+ * chain's one with the same last_seq (it was sealed first), then by id.
+ */
 export async function listCheckpoints(
   sql: Db,
   environmentId: string,
-  filter: { after?: string; limit: number },
+  filter: { after?: CheckpointPosition; limit: number },
 ): Promise<AuditCheckpoint[]> {
+  const { after } = filter;
   const rows = await sql<CheckpointRow[]>`
     select ${columns(sql)} from audit_checkpoints where environment_id = ${environmentId}
-      ${filter.after === undefined ? sql`` : sql`and last_seq > ${filter.after}`}
-    order by last_seq limit ${filter.limit + 1}`;
+      ${
+        after === undefined
+          ? sql``
+          : after.id === undefined
+            ? sql`and last_seq > ${after.lastSeq}`
+            : sql`and (last_seq, superseded_at is null, id) > (${after.lastSeq}, false, ${after.id})`
+      }
+    order by last_seq, superseded_at is null, id limit ${filter.limit + 1}`;
   return rows.map(fromRow);
+}
+
+/** The position to resume the listing after `checkpoint`. */
+export function positionAfter(checkpoint: AuditCheckpoint): CheckpointPosition {
+  // The chain's checkpoint comes last among those with its last_seq: last_seq alone resumes.
+  return checkpoint.supersededAt === null
+    ? { lastSeq: checkpoint.lastSeq }
+    : { lastSeq: checkpoint.lastSeq, id: checkpoint.id };
 }
 
 /**
@@ -87,7 +213,7 @@ export async function sealableUpTo(
         where environment_id = ${environmentId} and seq > ${afterSeq}
           and time >= now() - make_interval(secs => ${settleSeconds})),
       (select max(seq) from audit_events
-        where environment_id = ${environmentId} and seq > ${afterSeq}))::text as up_to`;
+        where environment_id = ${environmentId} and seq > ${afterSeq})) as up_to`;
   const upTo = row?.upTo ?? null;
   return upTo === null || BigInt(upTo) <= BigInt(afterSeq) ? null : upTo;
 }

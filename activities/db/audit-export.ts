@@ -3,7 +3,11 @@ import type { AuditDecision } from '../../workflows/call-types.js';
 import type { AuditEvent } from './audit-events.js';
 import { storableText } from './storable.js';
 
-/** One exported event: the row in full (as the audit log has it), its hash and its checkpoint. */
+/**
+ * One exported event: the row in full (as the audit log has it), its hash and its checkpoint on
+ * the chain. seq is selected uncast: postgres.js reads a bigint as its decimal string, and a
+ * `seq::text as seq` alias would be what a bare `order by seq` sorts, as text.
+ */
 export interface ExportedEventRow extends AuditEvent {
   seq: string;
   hash: Buffer;
@@ -22,7 +26,7 @@ export interface ExportFilter {
 /** The highest seq of the environment's events visible now; null when it has none. */
 export async function newestEventSeq(sql: Db, environmentId: string): Promise<string | null> {
   const [row] = await sql<{ seq: string | null }[]>`
-    select max(seq)::text as seq from audit_events where environment_id = ${environmentId}`;
+    select max(seq) as seq from audit_events where environment_id = ${environmentId}`;
   return row?.seq ?? null;
 }
 
@@ -66,14 +70,14 @@ export async function exportAuditBatch(
   limit: number,
 ): Promise<ExportedEventRow[]> {
   return sql<ExportedEventRow[]>`
-    select e.seq::text as seq, e.id, e.environment_id, e.time, e.action, e.scope, e.decision,
+    select e.seq, e.id, e.environment_id, e.time, e.action, e.scope, e.decision,
       e.reason, e.agent_id, e.via, e.user_external_id, e.connected_user_id, e.connection_id,
       e.approval_id, e.request, e.response, e.trace_id, e.policy_id, e.policy_version, e.grant_id,
       e.hash, c.id as checkpoint_id
     from audit_events e
     left join lateral (
       select id, after_seq from audit_checkpoints
-      where environment_id = e.environment_id and last_seq >= e.seq
+      where environment_id = e.environment_id and last_seq >= e.seq and superseded_at is null
       order by last_seq limit 1
     ) c on c.after_seq < e.seq
     where e.environment_id = ${environmentId} and e.seq <= ${range.upToSeq}

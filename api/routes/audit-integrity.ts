@@ -1,6 +1,10 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { listCheckpoints, type AuditCheckpoint } from '../../activities/db/audit-checkpoints.js';
+import {
+  listCheckpoints,
+  positionAfter,
+  type AuditCheckpoint,
+} from '../../activities/db/audit-checkpoints.js';
 import {
   exportFilter,
   EXPORT_SETTLE_WAIT_MS,
@@ -11,13 +15,14 @@ import type { ApiDeps } from '../deps.js';
 import { ServiceUnavailableError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
+import {
+  checkpointCursor,
+  checkpointPosition,
+  encodeCheckpointCursor,
+  seqCursor,
+} from '../http/seq-cursor.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
-
-const seqCursor = z
-  .string()
-  .regex(/^\d{1,19}$/, 'must be the cursor of an exported line or checkpoint')
-  .optional();
 
 export const exportQuery = z
   .strictObject({
@@ -25,16 +30,18 @@ export const exportQuery = z
     decision: z.enum(['allowed', 'blocked', 'denied', 'failed']).optional(),
     since: z.iso.datetime().optional().meta({ description: 'Events at or after this time' }),
     until: z.iso.datetime().optional().meta({ description: 'Events before this time' }),
-    cursor: seqCursor.meta({
-      description: 'The `cursor` of the last line received: resume after it',
-    }),
+    cursor: seqCursor()
+      .optional()
+      .meta({ description: 'The `cursor` of the last line received: resume after it' }),
   })
   .meta({ id: 'ExportAuditQuery' });
 
 const checkpointsQuery = z
   .strictObject({
     limit: z.coerce.number().int().min(1).max(100).default(50),
-    cursor: seqCursor.meta({ description: 'The `cursor` of the previous page' }),
+    cursor: checkpointCursor()
+      .optional()
+      .meta({ description: 'The `cursor` of the previous page' }),
   })
   .meta({ id: 'ListAuditCheckpointsQuery' });
 
@@ -52,6 +59,11 @@ const checkpoint = z
     key_id: z.string(),
     signature: z.string().meta({ description: 'Ed25519 over the canonical form, base64' }),
     sealed_at: z.iso.datetime(),
+    superseded_by: z.string().nullable().meta({
+      description:
+        "null on the chain. Otherwise the id of the signed repair (`gatehouse audit repair`) that took this checkpoint off the chain: it is kept, and its events are sealed by the chain's checkpoints; skip it when following previous_hash",
+    }),
+    superseded_at: z.iso.datetime().nullable(),
   })
   .meta({ id: 'AuditCheckpoint' });
 
@@ -61,7 +73,7 @@ registerConnectedUserOperation({
   operationId: 'list_audit_checkpoints',
   summary: 'List audit checkpoints, oldest first',
   description:
-    'Each seals the events since the previous one: Merkle root, chain link, Ed25519 signature and key id. `gatehouse audit verify` recomputes them.',
+    "Each seals the events since the previous one: Merkle root, chain link, Ed25519 signature and key id. `gatehouse audit verify` recomputes them. Checkpoints a repair took off the chain are listed too, each before the chain's checkpoint with its last_seq, with `superseded_by` set.",
   request: { query: checkpointsQuery },
   response: z.object({ data: z.array(checkpoint), cursor: z.string().nullable() }),
   errors: [],
@@ -91,6 +103,8 @@ function presentCheckpoint(row: AuditCheckpoint): z.infer<typeof checkpoint> {
     key_id: row.keyId,
     signature: row.signature.toString('base64'),
     sealed_at: row.sealedAt.toISOString(),
+    superseded_by: row.supersededBy,
+    superseded_at: row.supersededAt?.toISOString() ?? null,
   };
 }
 
@@ -100,15 +114,17 @@ export function auditIntegrityRoutes(deps: ApiDeps): Router {
 
   router.get('/v1/audit/checkpoints', authorize({ operation: 'read' }), async (req, res) => {
     const query = parse(checkpointsQuery, req.query, 'query');
+    const after = query.cursor === undefined ? null : checkpointPosition(query.cursor);
     const rows = await listCheckpoints(deps.sql, callerOf(res).environmentId, {
-      ...(query.cursor === undefined ? {} : { after: query.cursor }),
+      ...(after === null ? {} : { after }),
       limit: query.limit,
     });
     const items = rows.slice(0, query.limit);
-    const more = rows.length > query.limit;
+    const last = items.at(-1);
     res.json({
       data: items.map(presentCheckpoint),
-      cursor: more ? (items.at(-1)?.lastSeq ?? null) : null,
+      cursor:
+        rows.length > query.limit && last ? encodeCheckpointCursor(positionAfter(last)) : null,
     });
   });
 

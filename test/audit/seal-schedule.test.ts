@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { ScheduleOverlapPolicy, WorkflowFailedError, type Client } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { insertAuditEvents } from '../../activities/db/audit-events.js';
+import { insertSyntheticAuditEvents } from '../../infra/bench/synthetic-audit-events.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import type { Config } from '../../infra/config.js';
 import { connectClient } from '../../infra/temporal/connection.js';
@@ -123,4 +125,54 @@ describe('the audit seal schedule', () => {
       `audit trail intact: 1 checkpoints, ${String(OLD_EVENTS + 1)} events`,
     );
   }, 120_000);
+
+  it("when one environment's seal fails, still seals the others, and the run fails naming it", async () => {
+    const { id: failing } = await ensureEnvironment(db.sql, 'seal-refused');
+    const { id: healthy } = await ensureEnvironment(db.sql, 'seal-unaffected');
+    // An hour old: past the settle delay.
+    await insertSyntheticAuditEvents(db.sql, failing, { count: 3, idSeed: 'refused' });
+    await insertSyntheticAuditEvents(db.sql, healthy, { count: 4, idSeed: 'unaffected' });
+    // A real database failure for that environment alone, on every attempt.
+    await db.sql.unsafe(`
+      create function refuse_checkpoint() returns trigger language plpgsql as $$
+      begin raise exception 'checkpoint refused for this test'; end; $$;
+      create trigger refuse_checkpoint before insert on audit_checkpoints for each row
+        when (new.environment_id = '${failing}') execute function refuse_checkpoint();`);
+    try {
+      const handle = temporal.schedule.getHandle(auditSealScheduleId(config.temporal.taskQueue));
+      const before = (await handle.describe()).info.recentActions.length;
+      await handle.trigger();
+      let started: { workflowId: string; firstExecutionRunId: string } | undefined;
+      const deadline = Date.now() + 60_000;
+      while (!started && Date.now() < deadline) {
+        await sleep(250);
+        const recent = (await handle.describe()).info.recentActions;
+        if (recent.length > before) started = recent.at(-1)?.action.workflow;
+      }
+      const outcome = await temporal.workflow
+        .getHandle<typeof sealAuditEvents>(started?.workflowId ?? '', started?.firstExecutionRunId)
+        .result()
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      // The run shows the failure (after the activity's retries), naming the environment...
+      expect(outcome).toBeInstanceOf(WorkflowFailedError);
+      const activity = (outcome as WorkflowFailedError).cause;
+      expect(activity).toBeInstanceOf(ActivityFailure);
+      const cause = (activity as ActivityFailure).cause;
+      expect(cause).toBeInstanceOf(ApplicationFailure);
+      expect((cause as ApplicationFailure).type).toBe('AuditSealFailed');
+      expect((cause as ApplicationFailure).message).toContain(
+        `${failing}: checkpoint refused for this test`,
+      );
+      // ...and the environment after it was sealed all the same.
+      const sealed = await db.sql<{ environmentId: string; eventCount: number }[]>`
+        select environment_id, event_count from audit_checkpoints
+        where environment_id in (${failing}, ${healthy})`;
+      expect([...sealed]).toEqual([{ environmentId: healthy, eventCount: 4 }]);
+    } finally {
+      await db.sql`drop trigger refuse_checkpoint on audit_checkpoints`;
+    }
+  }, 180_000);
 });

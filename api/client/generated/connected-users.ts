@@ -234,7 +234,7 @@ export interface paths {
     };
     /**
      * List audit checkpoints, oldest first
-     * @description Each seals the events since the previous one: Merkle root, chain link, Ed25519 signature and key id. `gatehouse audit verify` recomputes them.
+     * @description Each seals the events since the previous one: Merkle root, chain link, Ed25519 signature and key id. `gatehouse audit verify` recomputes them. Checkpoints a repair took off the chain are listed too, each before the chain's checkpoint with its last_seq, with `superseded_by` set.
      */
     get: operations['list_audit_checkpoints'];
     put?: never;
@@ -1025,6 +1025,10 @@ export interface components {
       signature: string;
       /** Format: date-time */
       sealed_at: string;
+      /** @description null on the chain. Otherwise the id of the signed repair (`gatehouse audit repair`) that took this checkpoint off the chain: it is kept, and its events are sealed by the chain's checkpoints; skip it when following previous_hash */
+      superseded_by: string | null;
+      /** Format: date-time */
+      superseded_at: string | null;
     };
     AuditListItem: {
       id: string;
