@@ -438,6 +438,32 @@ describe('demo app with a short access-token TTL', () => {
   });
 });
 
+describe('demo app answering a chosen expires_in', () => {
+  it('sends it verbatim in token answers until reset; the tokens live as long as ever', async () => {
+    const app = await startDemoApp({ clients: [CLIENT] });
+    try {
+      expect((await admin(app, '/token-expires-in', { expiresIn: '1e308' })).status).toBe(200);
+      const tokens = await connect(app, { username: 'ezra' });
+      expect(tokens.expires_in).toBe(1e308);
+      expect((await api(app, tokens.access_token, '/me')).status).toBe(200);
+      const refreshed = await oauth.refreshTokenGrant(await discover(app), refreshTokenOf(tokens));
+      expect(refreshed.expires_in).toBe(1e308);
+
+      expect((await admin(app, '/token-expires-in', { expiresIn: '{' })).status).toBe(422);
+      const reset = await call(app, '/__admin/token-expires-in', { method: 'DELETE' });
+      expect(reset.status).toBe(204);
+      const truthful = await oauth.refreshTokenGrant(
+        await discover(app),
+        refreshTokenOf(refreshed),
+      );
+      expect(truthful.expires_in).toBeGreaterThan(3500);
+      expect(truthful.expires_in).toBeLessThanOrEqual(3600);
+    } finally {
+      await app.stop();
+    }
+  });
+});
+
 describe('demo app with a data directory', () => {
   let dataDir: string;
 

@@ -9,6 +9,7 @@ import { saveConnectionAuthorization, type McpAuthorization } from '../db/mcp-au
 import { markRegistrationRefused } from '../db/mcp-client-registrations.js';
 import { connectRedirectUri } from '../oauth/redirect-uri.js';
 import { storeAuthorization, type AttemptContext } from '../oauth/store-authorization.js';
+import { InvalidTokenLifetime, accessTokenExpiresAt } from '../oauth/token-lifetime.js';
 import { authFetch } from './auth-fetch.js';
 import { GatehouseOAuthProvider } from './provider.js';
 import { clientForRecord, isGone } from './provider-client.js';
@@ -19,15 +20,15 @@ import { clientForRecord, isGone } from './provider-client.js';
  */
 export const MCP_GRANTED_GRADES = ['read', 'write'];
 
-/** The SDK's token answer as a connection stores it; no `expires_in`, no known expiry. */
+/**
+ * The SDK's token answer as a connection stores it; no `expires_in`, no known expiry. Throws
+ * InvalidTokenLifetime for a negative one, which the SDK's parser lets through.
+ */
 export function tokenSetOf(tokens: OAuthTokens, now: Date): TokenSet {
   return {
     accessToken: tokens.access_token,
     refreshToken: tokens.refresh_token ?? null,
-    expiresAt:
-      typeof tokens.expires_in === 'number'
-        ? new Date(now.getTime() + tokens.expires_in * 1000)
-        : null,
+    expiresAt: accessTokenExpiresAt(tokens.expires_in, now, null),
   };
 }
 
@@ -58,6 +59,7 @@ export async function exchangeMcpCode(
     );
     return { ok: false, code: 'exchange_failed' };
   }
+  const now = new Date();
   const provider = new GatehouseOAuthProvider({
     phase: 'exchange',
     redirectUrl: connectRedirectUri(config.api),
@@ -82,6 +84,15 @@ export async function exchangeMcpCode(
   }
   const tokens = provider.savedTokens;
   if (!tokens) throw new Error('the SDK authorised without tokens');
+  let tokenSet;
+  try {
+    tokenSet = tokenSetOf(tokens, now);
+  } catch (error) {
+    if (!(error instanceof InvalidTokenLifetime)) throw error;
+    // Malformed, as openid-client refuses it for catalog apps: the same page, nothing stored.
+    logger.warn({ ...log, error: error.message }, 'MCP authorization code exchange failed');
+    return { ok: false, code: 'exchange_failed' };
+  }
   const providerScopes = (tokens.scope ?? authorization.scope ?? '').split(' ').filter(Boolean);
   const stored = await storeAuthorization(
     sql,
@@ -92,7 +103,7 @@ export async function exchangeMcpCode(
       connectedUserId: context.connectedUserId,
       app: context.app,
       authConfigId: null,
-      tokens: tokenSetOf(tokens, new Date()),
+      tokens: tokenSet,
       grantedScopes: MCP_GRANTED_GRADES,
       providerScopes,
       // A remote server says nothing stable about the account: re-authorised in place.

@@ -116,12 +116,14 @@ export async function refreshMcpTokens(
     await provider.invalidateCredentials('client');
     return expire('its client was refused (invalid_client)');
   }
+  // Before the write's retries: a malformed answer (a negative expires_in) is not a failed write.
+  const tokenSet = tokenSetOf(answer, now);
   const saved = await untilStored(logger, connection.id, () =>
     saveRefreshedTokens(
       sql,
       config.encryption,
       connection.id,
-      tokenSetOf(answer, now),
+      tokenSet,
       typeof answer.scope === 'string' ? answer.scope.split(' ').filter(Boolean) : null,
     ),
   );

@@ -75,12 +75,13 @@ export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: 
     );
     try {
       const response = await oauth.refreshTokenGrant(configuration, tokens.refreshToken);
+      const tokenSet = tokenSetFrom(app, response, now);
       const saved = await untilStored(deps.logger, connection.id, () =>
         saveRefreshedTokens(
           sql,
           config.encryption,
           connection.id,
-          tokenSetFrom(app, response, now),
+          tokenSet,
           typeof response.scope === 'string'
             ? scopesFrom(app, response, connection.providerScopes)
             : null,

@@ -1,16 +1,24 @@
 import type { AppDefinition } from '../../workflows/catalog/index.js';
 import type { TokenSet } from '../db/connections.js';
 import type { oauth } from './client.js';
+import { accessTokenExpiresAt } from './token-lifetime.js';
 
 type TokenResponse = oauth.TokenEndpointResponse & oauth.TokenEndpointResponseHelpers;
 
-/** A token endpoint's answer as we store it; apps that omit `expires_in` get the catalog's default. */
+/**
+ * A token endpoint's answer as we store it; apps that omit `expires_in` get the catalog's
+ * default. `now` is taken before the request, so the expiry errs early. openid-client has already
+ * refused an `expires_in` that is negative or no number.
+ */
 export function tokenSetFrom(app: AppDefinition, response: TokenResponse, now: Date): TokenSet {
-  const lifetime = response.expiresIn() ?? app.oauth.defaultAccessTokenTtlSeconds;
   return {
     accessToken: response.access_token,
     refreshToken: response.refresh_token ?? null,
-    expiresAt: lifetime === null ? null : new Date(now.getTime() + lifetime * 1000),
+    expiresAt: accessTokenExpiresAt(
+      response.expires_in,
+      now,
+      app.oauth.defaultAccessTokenTtlSeconds,
+    ),
   };
 }
 

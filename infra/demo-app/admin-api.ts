@@ -16,7 +16,17 @@ export interface AdminControls {
   stats: StatsCounter;
   revokeGrants: (account: string) => Promise<number>;
   setAccessTokenTtl: (seconds: number) => void;
+  setTokenExpiresIn: (raw: string | null) => void;
   registerClient: (client: z.infer<typeof demoClientSchema>) => Promise<void>;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -77,6 +87,24 @@ export function adminRouter(controls: AdminControls): Router {
     }
     controls.setAccessTokenTtl(body.data.accessTokenTtlSeconds);
     res.json(body.data);
+  });
+
+  /** `expires_in` of token answers from now on, as raw JSON text (`1e308`, `-5`, `"abc"`). */
+  router.post('/token-expires-in', (req, res) => {
+    const body = z
+      .object({ expiresIn: z.string().refine(isJson, 'must be one JSON value, as text') })
+      .safeParse(req.body);
+    if (!body.success) {
+      sendValidationError(res, body.error);
+      return;
+    }
+    controls.setTokenExpiresIn(body.data.expiresIn);
+    res.json(body.data);
+  });
+
+  router.delete('/token-expires-in', (_req, res) => {
+    controls.setTokenExpiresIn(null);
+    res.status(204).end();
   });
 
   router.post('/clients', async (req, res) => {

@@ -54,6 +54,8 @@ export interface DemoApp {
   revokeGrants(account: string): Promise<number>;
   /** Applies to access tokens issued from now on. */
   setAccessTokenTtl(seconds: number): void;
+  /** Token answers from now on say this `expires_in` (raw JSON text); null: the true one. */
+  setTokenExpiresIn(raw: string | null): void;
 }
 
 /** oidc-provider's default clockTolerance; stored records are kept that much past expiry. */
@@ -67,6 +69,7 @@ export async function startDemoApp(options: DemoAppOptions = {}): Promise<DemoAp
   const faults = new DemoFaults();
   const stopping = new AbortController();
   let accessTokenTtlSeconds = positiveSeconds(options.accessTokenTtlSeconds ?? 3600);
+  let tokenExpiresIn: string | null = null;
 
   // The issuer contains the port, so the server must listen before the provider exists.
   const server = options.server ?? createServer();
@@ -81,6 +84,7 @@ export async function startDemoApp(options: DemoAppOptions = {}): Promise<DemoAp
       oidcStore,
       secrets: await loadOrCreateSecrets(store),
       accessTokenTtlSeconds: () => accessTokenTtlSeconds,
+      tokenExpiresIn: () => tokenExpiresIn,
       stats,
       logger: options.logger,
     });
@@ -90,6 +94,9 @@ export async function startDemoApp(options: DemoAppOptions = {}): Promise<DemoAp
       revokeGrants: (account) => oidcStore.revokeGrantsOf(account),
       setAccessTokenTtl: (seconds) => {
         accessTokenTtlSeconds = positiveSeconds(seconds);
+      },
+      setTokenExpiresIn: (raw) => {
+        tokenExpiresIn = raw === null ? null : jsonText(raw);
       },
       registerClient: (client) => registerClient(provider, oidcStore, client),
     };
@@ -116,6 +123,7 @@ export async function startDemoApp(options: DemoAppOptions = {}): Promise<DemoAp
       faults,
       revokeGrants: controls.revokeGrants,
       setAccessTokenTtl: controls.setAccessTokenTtl,
+      setTokenExpiresIn: controls.setTokenExpiresIn,
     };
   } catch (error) {
     await close(server);
@@ -148,6 +156,16 @@ function positiveSeconds(value: number): number {
     throw new RangeError(`accessTokenTtlSeconds must be a positive integer, got ${value}`);
   }
   return value;
+}
+
+/** Raw text spliced into a JSON answer must be one JSON value, or the answer is not JSON. */
+function jsonText(raw: string): string {
+  try {
+    JSON.parse(raw);
+  } catch {
+    throw new RangeError(`expires_in must be JSON text, got ${raw}`);
+  }
+  return raw.trim();
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {

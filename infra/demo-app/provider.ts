@@ -16,6 +16,11 @@ export interface ProviderSetup {
   secrets: ProviderSecrets;
   /** Read on every issuance, so the TTL can be changed while the app runs. */
   accessTokenTtlSeconds: () => number;
+  /**
+   * `expires_in` of token answers as raw JSON text, sent in place of the true one; null: the
+   * true one. A fault for clients: the tokens themselves live as long as ever.
+   */
+  tokenExpiresIn: () => string | null;
   stats: StatsCounter;
   logger: Logger | undefined;
 }
@@ -57,6 +62,17 @@ export async function createProvider(setup: ProviderSetup): Promise<Provider> {
     } finally {
       countRequest(ctx, setup.stats);
     }
+  });
+
+  // Registered after the counter, so it runs inside it and rewrites the body before it is sent.
+  provider.use(async (ctx, next) => {
+    await next();
+    const raw = setup.tokenExpiresIn();
+    if (raw === null || ctx.oidc?.route !== 'token' || ctx.status !== 200) return;
+    const answer = { ...(ctx.body as Record<string, unknown>), expires_in: undefined };
+    // Spliced as text: JSON.stringify would write 1e+308 for 1e308 and round a long integer.
+    ctx.body = `${JSON.stringify(answer).slice(0, -1)},"expires_in":${raw}}`;
+    ctx.type = 'application/json';
   });
 
   provider.on('server_error', (_ctx, error) => {
