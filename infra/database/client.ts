@@ -1,6 +1,7 @@
 import net from 'node:net';
 import postgres from 'postgres';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from '../config.js';
+import { watchSilence } from './silence-watch.js';
 
 /** The one way processes get a Postgres handle. Columns are snake_case in SQL, camelCase in TS. */
 export type Sql = postgres.Sql<Record<string, unknown>>;
@@ -11,34 +12,6 @@ export type Sql = postgres.Sql<Record<string, unknown>>;
  * server before it is dropped as hung.
  */
 const SILENCE_MARGIN_MS = 2000;
-
-/**
- * Drops a connection that has read nothing from the server for `silenceMs`. Postgres ends its
- * own long statements and idle transactions (statement_timeout, idle_in_transaction_session_
- * timeout), but a frozen server or a dead network path answers nothing at all, and the TCP
- * connection stays open: without this, a query would wait out the whole outage. The bytes are
- * counted on the TCP socket, which also sees them when TLS runs on top of it. Closing the socket
- * fails the queries on it with CONNECTION_CLOSED.
- */
-function watchSilence(socket: net.Socket, silenceMs: number): void {
-  let bytesRead = socket.bytesRead;
-  let heardAt = Date.now();
-  const timer = setInterval(
-    () => {
-      if (socket.destroyed) {
-        clearInterval(timer);
-      } else if (socket.bytesRead !== bytesRead) {
-        bytesRead = socket.bytesRead;
-        heardAt = Date.now();
-      } else if (Date.now() - heardAt >= silenceMs) {
-        clearInterval(timer);
-        socket.destroy();
-      }
-    },
-    Math.min(250, silenceMs / 4),
-  );
-  timer.unref();
-}
 
 /** The part of postgres.js's parsed options its `socket` hook receives that we use. */
 interface SocketTarget {
