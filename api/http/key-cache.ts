@@ -46,7 +46,7 @@ export class KeyCache {
   private readonly sent = new Map<number, number>();
   private sequence = 0;
   /** When the newest heartbeat heard was sent (epoch ms). */
-  private heardUpTo = 0;
+  private newestHeard = 0;
   /** Bumped by every drop: a read started under an older generation is not kept. */
   private generation = 0;
   private listening: Promise<unknown> | null = null;
@@ -82,9 +82,17 @@ export class KeyCache {
     return caller;
   }
 
+  /**
+   * When the newest heartbeat heard was sent (epoch ms): every change committed before then has
+   * been heard, and entries are served until the bound after it.
+   */
+  get heardUpTo(): number {
+    return this.newestHeard;
+  }
+
   /** Whether a heartbeat sent within the bound has been heard. */
   private serving(now: number): boolean {
-    return now - this.heardUpTo <= KEY_CHANGE_BOUND_MS;
+    return now - this.newestHeard <= KEY_CHANGE_BOUND_MS;
   }
 
   private start(): void {
@@ -133,7 +141,7 @@ export class KeyCache {
     if (payload.startsWith('beat:')) {
       const [, from, sequence] = payload.split(':');
       const sentAt = from === this.id ? this.sent.get(Number(sequence)) : undefined;
-      if (sentAt !== undefined) this.heardUpTo = Math.max(this.heardUpTo, sentAt);
+      if (sentAt !== undefined) this.newestHeard = Math.max(this.newestHeard, sentAt);
       return;
     }
     if (payload === '*') {
