@@ -3,6 +3,7 @@
  * with what audit keeps of it. The app's own answers are mapped in upstream-answer.ts.
  */
 import type { ApprovalView, KeptAnswer, Preparation } from './call-types.js';
+import type { CallScope } from './catalog/index.js';
 import type { Settled } from './upstream-answer.js';
 
 /** No usable connection: `connection_required`, or `connection_expired` (the API adds the URL). */
@@ -114,6 +115,29 @@ export function answerTooLarge(upstreamStatus: number, limitBytes: number): Sett
     decision: 'failed',
     reason: 'upstream response too large',
     response: { upstream_status: upstreamStatus, error: 'payload_too_large' },
+  };
+}
+
+/**
+ * The app answered, but with something no call can carry (`reason`): 503 `upstream_unavailable`,
+ * as for an app whose answer was lost, saying why. Asking again gets the same answer, so the
+ * call is not retried; a write was answered, so it may have happened.
+ */
+export function answerUnusable(upstreamStatus: number, reason: string, scope: CallScope): Settled {
+  const writes = scope !== 'read';
+  const uncertain = writes ? { write_may_have_happened: true } : {};
+  return {
+    answer: {
+      kind: 'error',
+      code: 'upstream_unavailable',
+      message: writes
+        ? `The app's answer could not be used (${reason}), and this call writes: the app may have carried it out. Check the app before sending it again (see write_may_have_happened).`
+        : `The app's answer could not be used (${reason}).`,
+      extra: { upstream_status: upstreamStatus, ...uncertain },
+    },
+    decision: 'failed',
+    reason: `upstream answer unusable: ${reason}`,
+    response: { upstream_status: upstreamStatus, error: 'upstream_unavailable', ...uncertain },
   };
 }
 

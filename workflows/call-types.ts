@@ -219,7 +219,13 @@ export type UpstreamOutcome =
   /** A remote MCP server needs a wider scope than the user granted (issue 21, step-up). */
   | { kind: 'reauthorize'; scope: string }
   /** The authorization server refused the operator's MCP OAuth client at a refresh (issue 21). */
-  | { kind: 'client_refused'; mcpOAuthClientId: string; clientId: string };
+  | { kind: 'client_refused'; mcpOAuthClientId: string; clientId: string }
+  /**
+   * The app answered something no call can carry (a remote MCP result nested deeper than any
+   * answer may be): malformed, as a gateway would say; `reason` says how. Never in histories
+   * recorded before it existed.
+   */
+  | { kind: 'unusable'; status: number; reason: string };
 
 /** What the upstream activity's failures carry: whether the request may have reached the app. */
 export interface UpstreamFailureDetails {

@@ -19,6 +19,7 @@ import {
   answerScopeRequired,
   answerStopped,
   answerTooLarge,
+  answerUnusable,
 } from './call-answers.js';
 import {
   settleAction,
@@ -53,6 +54,8 @@ export function settleOutcome(
       return answerScopeRequired(preparation.connectionId, result.scope);
     case 'client_refused':
       return answerClientRefused(target.app, result);
+    case 'unusable':
+      return answerUnusable(result.status, result.reason, target.scope);
     case 'response': {
       const settled = target.kind === 'proxy' ? settleProxy(result) : settleAction(result);
       // The app answered 502 or 504 itself: a gateway that may have passed the write on.

@@ -8,6 +8,7 @@ import {
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { deadlineSignal } from '../../infra/deadline-signal.js';
+import { MAX_ANSWER_DEPTH, valueNestsDeeperThan } from '../../infra/json-nesting.js';
 import {
   UPSTREAM_TIMEOUT,
   UPSTREAM_UNREACHABLE,
@@ -57,6 +58,18 @@ function toolCallFetch(
     return response;
   };
 }
+
+/**
+ * A result nested deeper than an answer may be: the SDK parses any depth, but the call's
+ * Temporal payload and audit row would overflow JSON.stringify's stack, and the same answer
+ * would come again, so it is refused now rather than failing each retry until the caller's wait
+ * ends.
+ */
+const TOO_DEEP = {
+  kind: 'unusable',
+  status: 200,
+  reason: `the MCP server's answer nests deeper than ${String(MAX_ANSWER_DEPTH)} levels`,
+} as const satisfies UpstreamOutcome;
 
 export interface McpToolRequest {
   app: Pick<McpApp, 'id' | 'serverUrl'>;
@@ -144,6 +157,7 @@ export async function callMcpTool(request: McpToolRequest): Promise<McpToolOutco
       { timeout: remaining(), signal },
     );
     const { isError, ...data } = result;
+    if (valueNestsDeeperThan(data, MAX_ANSWER_DEPTH)) return TOO_DEEP;
     return {
       kind: 'response',
       status: 200,
@@ -196,6 +210,7 @@ function outcomeOfFailure(
   }
   if (error instanceof McpError && sending === 'tools/call') {
     // A JSON-RPC error: the server answered, refusing the call (unknown tool, bad arguments).
+    if (valueNestsDeeperThan(error.data, MAX_ANSWER_DEPTH)) return TOO_DEEP;
     return {
       kind: 'response',
       status: 200,

@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../infra/config.js';
 import { deadlineSignal, type DeadlineSignal } from '../../infra/deadline-signal.js';
+import { MAX_ANSWER_DEPTH, textNestsDeeperThan } from '../../infra/json-nesting.js';
 import type { Sql } from '../../infra/database/client.js';
 import {
   UPSTREAM_TIMEOUT,
@@ -124,34 +125,13 @@ async function readCapped(response: Response, limit: number): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/**
- * How deep an answer may nest and still be parsed. Deeper JSON is kept as text, as non-JSON
- * answers are: turning it into a Temporal payload (JSON.stringify) would overflow the stack after
- * the app has already acted, and a served call must never fail for our bookkeeping.
- */
-const MAX_ANSWER_DEPTH = 512;
-
-/** Whether the JSON text nests deeper than `limit`, found without recursion. */
-function nestsDeeperThan(text: string, limit: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i];
-    if (inString) {
-      if (char === '\\') i++;
-      else if (char === '"') inString = false;
-    } else if (char === '"') inString = true;
-    else if (char === '[' || char === '{') {
-      if (++depth > limit) return true;
-    } else if (char === ']' || char === '}') depth--;
-  }
-  return false;
-}
-
 function parsedBody(bytes: Buffer): UpstreamBody {
   const text = bytes.toString('utf8');
   if (text.trim() === '') return { kind: 'parsed', value: null };
-  if (nestsDeeperThan(text, MAX_ANSWER_DEPTH)) return { kind: 'parsed', value: text };
+  // Deeper JSON is kept as text, as non-JSON answers are: turning it into a Temporal payload
+  // would overflow the stack after the app has already acted, and a served call must never fail
+  // for our bookkeeping.
+  if (textNestsDeeperThan(text, MAX_ANSWER_DEPTH)) return { kind: 'parsed', value: text };
   try {
     return { kind: 'parsed', value: JSON.parse(text) as unknown };
   } catch {

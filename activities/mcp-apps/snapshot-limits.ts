@@ -1,3 +1,4 @@
+import { valueNestsDeeperThan } from '../../infra/json-nesting.js';
 import { MCP_TOOL_NAME, type McpToolDefinition } from '../../workflows/catalog/mcp-tools.js';
 import { toolSchemaProblem } from './tool-input.js';
 
@@ -13,6 +14,11 @@ export const SNAPSHOT_LIMITS = {
   toolBytes: 64 * 1024,
   /** The whole snapshot as JSON. */
   snapshotBytes: 2 * 1024 * 1024,
+  /**
+   * How deep one tool's JSON may nest: real input schemas nest a few levels; deeper ones would
+   * overflow the stack of what measures, stores and compiles them.
+   */
+  toolDepth: 64,
 } as const;
 
 /** A lone UTF-16 surrogate: no Unicode text holds one. */
@@ -57,6 +63,9 @@ export function snapshotProblem(tools: readonly McpToolDefinition[]): string | n
     }
     if (names.has(tool.name)) return `lists the tool "${tool.name}" twice`;
     names.add(tool.name);
+    if (valueNestsDeeperThan(tool, SNAPSHOT_LIMITS.toolDepth)) {
+      return `describes the tool "${tool.name}" in JSON that nests deeper than ${String(SNAPSHOT_LIMITS.toolDepth)} levels`;
+    }
     const bytes = Buffer.byteLength(JSON.stringify(tool));
     if (bytes > SNAPSHOT_LIMITS.toolBytes) {
       return `describes the tool "${tool.name}" in more than ${String(SNAPSHOT_LIMITS.toolBytes)} bytes`;

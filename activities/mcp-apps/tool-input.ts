@@ -58,6 +58,13 @@ export function toolInputValidator(schema: Record<string, unknown>): ValidateFun
   let validate: ValidateFunction;
   try {
     validate = dialects[dialect].compile(schema);
+  } catch (error) {
+    // ajv compiles each reference and subschema by recursion: a chain of them deep enough
+    // overflows its stack, which says nothing to whoever reads the refusal.
+    if (error instanceof RangeError) {
+      throw new Error('its references or subschemas nest too deeply to compile', { cause: error });
+    }
+    throw error;
   } finally {
     // Compiling registers the schema's $id; the cache below is what keeps it, not ajv.
     dialects[dialect].removeSchema(schema);

@@ -11,6 +11,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { deadlineSignal, type DeadlineSignal } from '../../infra/deadline-signal.js';
 import type { McpToolDefinition } from '../../workflows/catalog/mcp-tools.js';
+import { documentFetch } from '../mcp-auth/auth-fetch.js';
 import { mcpServerFetch } from './server-fetch.js';
 import { snapshotProblem } from './snapshot-limits.js';
 
@@ -135,7 +136,8 @@ async function authorizationOf(
     metadata = await discoverOAuthProtectedResourceMetadata(
       serverUrl,
       resourceMetadataUrl ? { resourceMetadataUrl } : {},
-      fetchFn,
+      // Bounded by the listing's deadline already; refused when nested too deep.
+      documentFetch(fetchFn, null),
     );
   } catch (error) {
     const why = error instanceof Error ? error.message : 'unreadable';
