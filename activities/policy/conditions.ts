@@ -2,6 +2,7 @@ import { Environment } from '@marcbachmann/cel-js';
 import { isCpuBudgetSpent, withinCpuBudget } from '../../infra/cpu-budget.js';
 import type { CallRequest } from '../../workflows/call-types.js';
 import type { ConditionJudge, ConditionOutcome, PolicyRule } from '../../workflows/policy.js';
+import { caseFoldedExpression, caseFoldedValues } from './case-folded.js';
 import { pathReadings } from './path-readings.js';
 
 /**
@@ -98,18 +99,33 @@ export function checkCondition(expression: string): ConditionCheck {
   }
 }
 
+/** A condition as written, and read ignoring case where it has string literals to fold. */
+interface Programs {
+  asWritten: Program;
+  ignoringCase: Program;
+}
+
 /** Parsed programs by text: the same few conditions decide every call. */
-const programs = new Map<string, Program>();
+const programs = new Map<string, Programs>();
 const MAX_PROGRAMS = 2000;
 
-function programOf(expression: string): Program {
-  let program = programs.get(expression);
-  if (!program) {
-    program = environment.parse(expression);
+function programsOf(expression: string): Programs {
+  let found = programs.get(expression);
+  if (!found) {
+    const asWritten = environment.parse(expression);
+    let ignoringCase = asWritten;
+    const folded = caseFoldedExpression(expression, asWritten.ast);
+    try {
+      if (folded !== null) ignoringCase = environment.parse(folded);
+    } catch {
+      // A literal CEL cannot take back folded (a lone surrogate): read with the call's strings
+      // folded alone, which can still only add a reading.
+    }
+    found = { asWritten, ignoringCase };
     if (programs.size >= MAX_PROGRAMS) programs.clear();
-    programs.set(expression, program);
+    programs.set(expression, found);
   }
-  return program;
+  return found;
 }
 
 /** What a condition reads about a call. */
@@ -165,10 +181,12 @@ export function conditionContext(call: CallRequest, at: Date): ConditionContext 
   };
 }
 
-/** One reading of the call: the context as made, or with another reading of the proxy's path. */
+/** One reading of the call: as made, or with another reading of the proxy's path. */
 interface Reading {
-  /** The path as this reading has it; null for an action run, which has one reading. */
+  /** How the path is read, for the audit's reason; null for an action run (one reading). */
+  label: string | null;
   path: string | null;
+  ignoringCase: boolean;
   context: ConditionContext;
 }
 
@@ -186,30 +204,38 @@ function readingsOf(context: ConditionContext): readonly Reading[] {
   let readings = readingsByContext.get(context);
   if (readings) return readings;
   const request = proxyRequestOf(context);
-  readings = request
-    ? pathReadings({ path: String(request.path), rawPath: String(request.raw_path) }).map(
-        (reading, index) => ({
-          path: reading.path,
-          context:
-            index === 0
-              ? context
-              : {
-                  ...context,
-                  request: { ...request, path: reading.path, raw_path: reading.rawPath },
-                },
-        }),
-      )
-    : [{ path: null, context }];
+  if (!request) {
+    readings = [{ label: null, path: null, ignoringCase: false, context }];
+  } else {
+    const folded = caseFoldedValues({ ...context, now: null }) as ConditionContext;
+    readings = pathReadings(String(request.path), String(request.raw_path)).map((reading) => ({
+      label: reading.label,
+      path: reading.path,
+      ignoringCase: reading.ignoringCase,
+      context: reading.ignoringCase
+        ? {
+            ...folded,
+            now: context.now,
+            request: {
+              ...(folded.request as Record<string, unknown>),
+              path: reading.path,
+              raw_path: reading.rawPath,
+            },
+          }
+        : context,
+    }));
+  }
   readingsByContext.set(context, readings);
   return readings;
 }
 
 type Evaluated = { value: unknown } | { thrown: unknown };
 
-/** The program on each reading; a time budget spent stops them all. */
-function evaluateOn(program: Program, readings: readonly Reading[]): Evaluated[] {
-  return readings.map(({ context }) => {
+/** The condition on each reading; a time budget spent stops them all. */
+function evaluateOn(condition: Programs, readings: readonly Reading[]): Evaluated[] {
+  return readings.map(({ context, ignoringCase }) => {
     try {
+      const program = ignoringCase ? condition.ignoringCase : condition.asWritten;
       const value: unknown = program(context);
       return { value };
     } catch (error) {
@@ -238,9 +264,10 @@ function combined(readings: readonly Reading[], evaluated: readonly Evaluated[])
   const holding = outcomes.findIndex((outcome) => 'holds' in outcome && outcome.holds);
   const notHolding = outcomes.findIndex((outcome) => 'holds' in outcome && !outcome.holds);
   if (holding === -1 || notHolding === -1) return outcomes[0] ?? { error: 'nothing to judge' };
-  const [on, off] = [readings[holding]?.path, readings[notHolding]?.path];
+  const described = (reading: Reading | undefined): string =>
+    `${JSON.stringify(reading?.path)} ${reading?.label ?? ''}`.trim();
   return {
-    error: `its outcome depends on how the app reads the path: it holds on ${JSON.stringify(on)} and not on ${JSON.stringify(off)}`,
+    error: `its outcome depends on how the app reads the path: it holds on ${described(readings[holding])} and not on ${described(readings[notHolding])}`,
   };
 }
 
@@ -252,9 +279,9 @@ export function judgeCondition(
 ): ConditionOutcome {
   if (budgetMs < 1) return { error: 'the evaluation budget of the call is spent' };
   try {
-    const program = programOf(expression);
+    const condition = programsOf(expression);
     const readings = readingsOf(context);
-    const evaluated = withinCpuBudget(() => evaluateOn(program, readings), budgetMs);
+    const evaluated = withinCpuBudget(() => evaluateOn(condition, readings), budgetMs);
     return combined(readings, evaluated);
   } catch (error) {
     if (isCpuBudgetSpent(error)) {
@@ -275,7 +302,7 @@ export function judgeConditionUnbudgeted(
 ): ConditionOutcome {
   try {
     const readings = readingsOf(context);
-    return combined(readings, evaluateOn(programOf(expression), readings));
+    return combined(readings, evaluateOn(programsOf(expression), readings));
   } catch (error) {
     return { error: firstLine(error) };
   }

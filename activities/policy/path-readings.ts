@@ -1,3 +1,5 @@
+import { caseFolded } from './case-folded.js';
+
 /**
  * The readings an app may make of a proxy call's path. The proxy sends one canonical path
  * (api/calls/proxy-path.ts), but how the app then matches it is the app's business: Express and
@@ -13,11 +15,13 @@ export interface PathReading {
   path: string;
   /** Percent-encoded, with a leading `/`: `request.raw_path`. */
   rawPath: string;
-}
-
-/** Case folded as case-insensitive matching does it: `ſ` is `s`, the Kelvin sign `k`. */
-function caseFolded(text: string): string {
-  return text.toUpperCase().toLowerCase();
+  /**
+   * Whether the condition is read case-insensitively on this reading: its string literals and
+   * the call's strings case-folded (case-folded.ts).
+   */
+  ignoringCase: boolean;
+  /** How the app would have read the path, for the audit's reason. */
+  label: string;
 }
 
 function decodedOnce(path: string): string {
@@ -61,15 +65,23 @@ function escaped(path: string): string {
 }
 
 /**
- * The path as sent first, then its case-folded and its most lenient readings where they differ
- * from it: judged on each, a condition about the path cannot be gone around by a spelling the app
- * takes for the same path.
+ * The path as sent, then read ignoring case, then read most leniently where that differs:
+ * judged on each, a condition about the path cannot be gone around by a spelling the app takes
+ * for the same path.
  */
-export function pathReadings(sent: PathReading): PathReading[] {
-  const readings = [sent];
-  for (const path of [caseFolded(sent.path), leniently(sent.path)]) {
-    if (readings.some((reading) => reading.path === path)) continue;
-    readings.push({ path, rawPath: escaped(path) });
+export function pathReadings(path: string, rawPath: string): PathReading[] {
+  const readings: PathReading[] = [
+    { path, rawPath, ignoringCase: false, label: 'as sent' },
+    {
+      path: caseFolded(path),
+      rawPath: caseFolded(rawPath),
+      ignoringCase: true,
+      label: 'read ignoring case',
+    },
+  ];
+  const lenient = { path: leniently(path), rawPath: caseFolded(escaped(leniently(path))) };
+  if (lenient.path !== caseFolded(path) || lenient.rawPath !== caseFolded(rawPath)) {
+    readings.push({ ...lenient, ignoringCase: true, label: 'read most leniently' });
   }
   return readings;
 }

@@ -178,14 +178,27 @@ describe('a deny or ask condition about the path', () => {
   it('is judged the same by the simulation, which runs conditions without a budget of their own', () => {
     const context = conditionContext(postTo('TASKS'), at);
     expect(judgeConditionUnbudgeted('request.path.startsWith("/tasks")', context)).toEqual({
-      error: expect.stringMatching(/"\/tasks"/) as unknown as string,
-    });
-    expect(judgeConditionUnbudgeted('request.path.startsWith("/TASKS")', context)).toEqual({
-      error: expect.stringMatching(/"\/TASKS"/) as unknown as string,
+      error: expect.stringMatching(
+        /"\/tasks" read ignoring case and not on "\/TASKS" as sent/,
+      ) as unknown as string,
     });
     expect(judgeConditionUnbudgeted('request.method == "POST"', context)).toEqual({
       holds: true,
     });
+  });
+
+  it.each([
+    ['request.path.startsWith("/repos/MyOrg/")', 'repos/myorg/secret'],
+    ['request.path.startsWith("/repos/MyOrg/")', 'repos/MYORG/secret'],
+    ['request.path.startsWith("/TASKS")', 'tasks'],
+    ['request.path == "/Tasks"', 'tasks/'],
+    ['request.path.matches("^/Tasks$")', 'tasks'],
+    ['request.path.matches("^/[T]asks$")', 'TASKS'],
+    ['request.path in ["/Tasks"]', 'TASKS;x'],
+    ['request.raw_path.endsWith("/T%3Ax")', 'tasks/t%3ax'],
+  ])('written in another case, %s still holds on %j', (when, sent) => {
+    const rules: PolicyRule[] = [{ action: 'acme.proxy', when, decision: 'deny' }];
+    expect(decide(rules, 'allow', sent)).toBe('deny');
   });
 });
 
@@ -222,6 +235,29 @@ describe('an allow condition about the path', () => {
       );
       expect([sent, verdict.decision, verdict.certain]).toEqual([sent, 'allow', true]);
     }
+  });
+
+  it('opens a path written in mixed case when the path is sent in that case', () => {
+    const rules: PolicyRule[] = [
+      { action: 'acme.proxy', when: 'request.path.startsWith("/repos/MyOrg/")', decision: 'allow' },
+    ];
+    const verdict = evaluatePolicy(
+      policy(rules, 'ask'),
+      proxyTarget,
+      callConditionJudge(postTo('repos/MyOrg/x/issues'), at),
+    );
+    expect(verdict).toMatchObject({ decision: 'allow', certain: true });
+    // Another case of it is the same path to a case-insensitive app, and another path to the
+    // others: the allow does not stretch to it.
+    expect(decide(rules, 'ask', 'repos/myorg/x/issues')).toBe('ask');
+  });
+
+  it('keeps the escapes of a pattern as written when reading it ignoring case', () => {
+    const rules: PolicyRule[] = [
+      { action: 'acme.proxy', when: 'request.path.matches("^/tasks/\\\\D+$")', decision: 'allow' },
+    ];
+    expect(decide(rules, 'ask', 'tasks/abc')).toBe('allow');
+    expect(decide(rules, 'ask', 'tasks/123')).toBe('ask');
   });
 
   it('beats a less specific deny only where it holds on every reading', () => {

@@ -198,17 +198,17 @@ describe('rule conditions (issue 22)', () => {
   });
 
   it('reads the proxy request with its path decoded, and the time of the call', () => {
-    const call = proxyCall('POST', 'repos/o/r/git/refs/heads%2Fmain', 'force=true');
+    const call = proxyCall('POST', 'repos/o/r/contents/docs/a%20b.md', 'force=true');
     const judge = judgeOn(call);
     const rule = (when: string): PolicyRule & { when: string } => ({
       app: 'acme',
       when,
       decision: 'deny',
     });
-    expect(judge(rule('request.path == "/repos/o/r/git/refs/heads/main"'))).toEqual({
+    expect(judge(rule('request.path == "/repos/o/r/contents/docs/a b.md"'))).toEqual({
       holds: true,
     });
-    expect(judge(rule('request.raw_path.endsWith("heads%2Fmain")'))).toEqual({ holds: true });
+    expect(judge(rule('request.raw_path.endsWith("/a%20b.md")'))).toEqual({ holds: true });
     expect(judge(rule('request.query.force == "true" && request.method == "POST"'))).toEqual({
       holds: true,
     });

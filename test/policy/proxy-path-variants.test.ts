@@ -252,6 +252,26 @@ describe('a path condition on the proxy, whatever the spelling of the path', () 
     },
   );
 
+  it('denies every case of a path its condition names in mixed case', async () => {
+    await setPolicy([
+      {
+        action: 'acme.proxy',
+        when: 'request.method == "POST" && request.path.startsWith("/Tasks")',
+        decision: 'deny',
+      },
+    ]);
+    const outcomes: Refusal[] = [];
+    for (const path of ['tasks', 'TASKS', 'Tasks', 'tasks/']) outcomes.push(await attempt(path));
+    expect(outcomes).toEqual(
+      ['tasks', 'TASKS', 'Tasks', 'tasks/'].map((path) => ({
+        path,
+        status: 403,
+        code: 'denied_by_policy',
+        reached: 0,
+      })),
+    );
+  });
+
   it('lets an allow condition open only the spelling it names, never a variant of it', async () => {
     await setPolicy(
       [
