@@ -293,8 +293,9 @@ export class ConfigError extends Error {
   }
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(env);
+/** `env` read by `shape`, every problem named by its variable. */
+function parseEnv<S extends z.ZodType>(shape: S, env: NodeJS.ProcessEnv): z.infer<S> {
+  const parsed = shape.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
@@ -305,15 +306,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }),
     );
   }
-  const c = parsed.data;
-  if (Boolean(c.TEMPORAL_TLS_CERT_PATH) !== Boolean(c.TEMPORAL_TLS_KEY_PATH)) {
-    throw new ConfigError([
-      'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH: set both for mutual TLS, or neither',
-    ]);
-  }
-  let signingKey: AuditSigningKey | null;
+  return parsed.data;
+}
+
+function auditSigningKeyOf(c: {
+  AUDIT_SIGNING_KEY?: string | undefined;
+  AUDIT_SIGNING_KEY_ID: string;
+}): AuditSigningKey | null {
   try {
-    signingKey = c.AUDIT_SIGNING_KEY
+    return c.AUDIT_SIGNING_KEY
       ? parseAuditSigningKey(c.AUDIT_SIGNING_KEY, c.AUDIT_SIGNING_KEY_ID)
       : null;
   } catch (error) {
@@ -321,6 +322,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `AUDIT_SIGNING_KEY: ${error instanceof Error ? error.message : String(error)}`,
     ]);
   }
+}
+
+/**
+ * AUDIT_SIGNING_KEY and AUDIT_SIGNING_KEY_ID alone, read as the worker reads them: for a command
+ * that signs with the worker's key and needs nothing else (`gatehouse audit repair`).
+ */
+export function loadAuditSigningKey(env: NodeJS.ProcessEnv = process.env): AuditSigningKey | null {
+  return auditSigningKeyOf(
+    parseEnv(schema.pick({ AUDIT_SIGNING_KEY: true, AUDIT_SIGNING_KEY_ID: true }), env),
+  );
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const c = parseEnv(schema, env);
+  if (Boolean(c.TEMPORAL_TLS_CERT_PATH) !== Boolean(c.TEMPORAL_TLS_KEY_PATH)) {
+    throw new ConfigError([
+      'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH: set both for mutual TLS, or neither',
+    ]);
+  }
+  const signingKey = auditSigningKeyOf(c);
   return {
     database: {
       url: c.DATABASE_URL,

@@ -13,7 +13,13 @@ import {
   approvalLinkSettings,
   type ApprovalLinkOptions,
 } from './approvals.js';
-import { auditKeysCommand, verifyAuditCommand, type VerifyAuditOptions } from './audit.js';
+import {
+  auditKeysCommand,
+  repairAuditCommand,
+  verifyAuditCommand,
+  type RepairAuditOptions,
+  type VerifyAuditOptions,
+} from './audit.js';
 import { exportAuditCommand, type ExportAuditOptions } from './audit-export.js';
 import { withCliDatabase } from './cli-database.js';
 import {
@@ -209,7 +215,7 @@ webhooks
 const audit = program
   .command('audit')
   .description(
-    'the audit trail: verify its checkpoints and hashes, export it (README "Audit integrity")',
+    'the audit trail: verify its checkpoints and hashes, repair a forked chain, export it (README "Audit integrity")',
   );
 audit
   .command('verify')
@@ -220,6 +226,19 @@ audit
   .action(
     action((options: VerifyAuditOptions) =>
       withCliDatabase((sql) => verifyAuditCommand(sql, options)),
+    ),
+  );
+audit
+  .command('repair')
+  .description(
+    'mend a chain forked by overlapping checkpoints: they are kept and marked superseded by a signed repair, and their events resealed after the last good checkpoint (needs AUDIT_SIGNING_KEY)',
+  )
+  .option('--env <name>', 'one environment (default: all)')
+  .option('--public-keys <file>', 'trust only these keys for the checkpoints taken off the chain')
+  .option('--dry-run', 'say what would be done, change nothing')
+  .action(
+    action((options: RepairAuditOptions) =>
+      withCliDatabase((sql) => repairAuditCommand(sql, options)),
     ),
   );
 audit
