@@ -109,7 +109,9 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
       key === undefined ? null : keptAnswerOf(deps.config.encryption, callKey(call, key), found);
     const answeredElsewhere = await answeredBefore(temporal, found.audited);
     const judged = { call, policies, at: new Date(at), grant: found };
-    const prepared = remote ? remoteToolVerdict(judged, found, standing) : verdictOn(judged, found);
+    const prepared = remote
+      ? await remoteToolVerdict(judged, found, standing)
+      : verdictOn(judged, found);
     return {
       ...prepared,
       answeredElsewhere,
@@ -200,13 +202,14 @@ function policyPreparation(
  * Then, for a server that asks for authorization, the user's connection as for any app (none is
  * needed otherwise), then the policy.
  */
-function remoteToolVerdict(
+async function remoteToolVerdict(
   judged: Judged,
   found: UserConnection,
   standing: McpAppStanding | null,
-): Preparation {
+): Promise<Preparation> {
   const { call } = judged;
-  const refusal = call.target.kind === 'action' ? pinningRefusal(standing, call.target) : null;
+  const refusal =
+    call.target.kind === 'action' ? await pinningRefusal(standing, call.target) : null;
   if (refusal !== null || !standing) {
     return {
       ok: true,

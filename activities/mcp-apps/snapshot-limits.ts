@@ -1,6 +1,5 @@
 import { valueNestsDeeperThan } from '../../infra/json-nesting.js';
 import { MCP_TOOL_NAME, type McpToolDefinition } from '../../workflows/catalog/mcp-tools.js';
-import { toolSchemaProblem } from './tool-input.js';
 
 /**
  * What a snapshot of a remote MCP server's tools may hold (issue 21). A server is whatever its
@@ -50,6 +49,8 @@ function quoted(name: string): string {
 /**
  * Why these tools cannot be kept as a snapshot, or null when they can. Refused whole rather
  * than trimmed: a snapshot that silently dropped a tool would not be what the server serves.
+ * Whether their input schemas compile is the costly check, made apart: toolSchemasProblem
+ * (tool-input.ts), off the event loop.
  */
 export function snapshotProblem(tools: readonly McpToolDefinition[]): string | null {
   if (tools.length > SNAPSHOT_LIMITS.tools) {
@@ -77,12 +78,6 @@ export function snapshotProblem(tools: readonly McpToolDefinition[]): string | n
   }
   if (total > SNAPSHOT_LIMITS.snapshotBytes) {
     return `describes its tools in more than ${String(SNAPSHOT_LIMITS.snapshotBytes)} bytes`;
-  }
-  // Last: compiling is the costly check, and only worth it for a listing kept otherwise.
-  for (const tool of tools) {
-    const problem = toolSchemaProblem(tool.inputSchema);
-    if (problem)
-      return `gives the tool "${tool.name}" an input schema Gatehouse cannot use: ${problem}`;
   }
   return null;
 }

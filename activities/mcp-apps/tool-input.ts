@@ -1,151 +1,167 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import { isCpuBudgetSpent, withinCpuBudget } from '../../infra/cpu-budget.js';
+import { Worker } from 'node:worker_threads';
+import type { InputIssue, SchemaOfTool } from './schema-compiler.js';
+import type { SchemaQuestion, SchemaReply, SchemaRequest } from './schema-thread.js';
+
+export type { InputIssue } from './schema-compiler.js';
 
 /**
- * A remote MCP tool's input, checked against the tool's JSON Schema as accepted (issue 21) with
- * ajv, before any workflow starts and again when a held call runs. Each dialect a tool may
- * declare in `$schema` gets its own validator (their keywords differ: draft-07's array `items`
- * is 2020-12's `prefixItems`); none declared means 2020-12, MCP's default. Schemas are checked
- * against their meta-schema when compiled, so a malformed one is refused at registration.
- * `strict: false`: a server may use keywords ajv does not know (annotations, vendor
- * extensions), which JSON Schema says to ignore. Formats are annotations by default in
- * 2020-12 and are left to the server.
+ * A remote MCP tool's input schema (issue 21): compiled when a listing is checked, and run
+ * against a tool's input before any workflow starts and again when a held call runs. ajv
+ * compiles synchronously, and what a server's schema costs to compile is the server's choice
+ * (30 tools of ~62 KB each held the API's event loop 12 s per refresh, /healthz included), so
+ * both are done in a worker thread of this process (schema-thread.ts), under budgets V8
+ * enforces there: the event loop only waits for a message. The thread keeps the validators it
+ * compiled, by the schema's hash, so a call checks input against the accepted schema without
+ * compiling it again.
  */
-const options = { strict: false, allErrors: true, validateFormats: false } as const;
-
-const dialects = {
-  draft07: new Ajv(options),
-  draft2019: new Ajv2019(options),
-  draft2020: new Ajv2020(options),
-};
-
-type Dialect = keyof typeof dialects;
-
-function dialectOf(schema: Record<string, unknown>): Dialect | null {
-  const declared = schema.$schema;
-  if (declared === undefined) return 'draft2020';
-  if (typeof declared !== 'string') return null;
-  const uri = declared.replace(/^https?:/, '').replace(/#$/, '');
-  switch (uri) {
-    case '//json-schema.org/draft-07/schema':
-      return 'draft07';
-    case '//json-schema.org/draft/2019-09/schema':
-      return 'draft2019';
-    case '//json-schema.org/draft/2020-12/schema':
-      return 'draft2020';
-    default:
-      return null;
-  }
-}
-
-/** Compiled validators by schema text: compiling is the costly part, and tools are few. */
-const compiled = new Map<string, ValidateFunction>();
-const MAX_COMPILED = 512;
-
-/** The validator of a tool's input schema; throws with a readable message if it has none. */
-export function toolInputValidator(schema: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(schema);
-  const known = compiled.get(key);
-  if (known) return known;
-  const dialect = dialectOf(schema);
-  if (dialect === null) {
-    throw new Error(
-      `its $schema ${JSON.stringify(schema.$schema)} is not a JSON Schema dialect Gatehouse validates (draft-07, 2019-09, 2020-12)`,
-    );
-  }
-  let validate: ValidateFunction;
-  try {
-    validate = dialects[dialect].compile(schema);
-  } catch (error) {
-    // ajv compiles each reference and subschema by recursion: a chain of them deep enough
-    // overflows its stack, which says nothing to whoever reads the refusal.
-    if (error instanceof RangeError) {
-      throw new Error('its references or subschemas nest too deeply to compile', { cause: error });
-    }
-    throw error;
-  } finally {
-    // Compiling registers the schema's $id; the cache below is what keeps it, not ajv.
-    dialects[dialect].removeSchema(schema);
-  }
-  // An `$async` schema's validator answers a promise, which would read as valid whatever the
-  // input: such a schema is refused like a malformed one.
-  if ((validate as { $async?: unknown }).$async === true) {
-    throw new Error('it is an asynchronous schema ($async), which Gatehouse does not run');
-  }
-  if (compiled.size >= MAX_COMPILED) {
-    const oldest = compiled.keys().next().value;
-    if (oldest !== undefined) compiled.delete(oldest);
-  }
-  compiled.set(key, validate);
-  return validate;
-}
-
-/** Why a schema cannot be used to check input, or null when it can. */
-export function toolSchemaProblem(schema: Record<string, unknown>): string | null {
-  try {
-    toolInputValidator(schema);
-    return null;
-  } catch (error) {
-    return error instanceof Error ? error.message : 'it cannot be compiled';
-  }
-}
-
-export interface InputIssue {
-  /** `input.<field>`, dotted, as the run's other issues name fields. */
-  path: string;
-  message: string;
-}
-
-function pathOf(error: ErrorObject): string {
-  const segments = error.instancePath
-    .split('/')
-    .slice(1)
-    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
-  const params = error.params as { missingProperty?: unknown; additionalProperty?: unknown };
-  // ajv reports these at the object; the caller needs the field's own name.
-  if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
-    segments.push(params.missingProperty);
-  }
-  if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
-    segments.push(params.additionalProperty);
-  }
-  return ['input', ...segments].join('.');
-}
-
-function messageOf(error: ErrorObject): string {
-  if (error.keyword === 'required') return 'is required';
-  if (error.keyword === 'additionalProperties') return 'unknown field';
-  return error.message ?? `fails "${error.keyword}"`;
-}
 
 /**
  * How long checking one input may take. A schema's `pattern` runs JavaScript's backtracking
  * regular expressions, and an accepted schema may hold one that backtracks exponentially on an
- * input the agent chooses: unbounded, one call could hold the API's thread for seconds or
- * hours. Past the budget the input is refused, never let through.
+ * input the agent chooses. Past the budget the input is refused, never let through.
  */
 export const TOOL_INPUT_BUDGET_MS = 100;
 
-/** Every problem of `input` against the tool's schema, each naming its field; empty if none. */
-export function toolInputIssues(schema: Record<string, unknown>, input: unknown): InputIssue[] {
-  const validate = toolInputValidator(schema);
-  let valid: boolean;
-  try {
-    valid = withinCpuBudget(() => validate(input), TOOL_INPUT_BUDGET_MS);
-  } catch (error) {
-    if (!isCpuBudgetSpent(error)) throw error;
-    return [
-      {
-        path: 'input',
-        message: `took longer than ${String(TOOL_INPUT_BUDGET_MS)} ms to check against the tool's input schema (a pattern that backtracks on it); change the input`,
-      },
-    ];
+/** How long one tool's input schema may take to compile: real ones take milliseconds. */
+export const SCHEMA_COMPILE_BUDGET_MS = 1_000;
+
+/** How long a whole listing's input schemas may take to compile, together. */
+export const LISTING_COMPILE_BUDGET_MS = 10_000;
+
+/** A schema that cannot check input; the message says why. */
+export class ToolSchemaUnusable extends Error {
+  override name = 'ToolSchemaUnusable';
+}
+
+/**
+ * Past every budget a request can have, plus room for a loaded machine: a thread silent for
+ * this long is stuck in something V8's budget does not stop, and is replaced.
+ */
+const STUCK_AFTER_MS = LISTING_COMPILE_BUDGET_MS + 20_000;
+
+/** An idle thread is ended, and made again when next needed (its validators with it). */
+const IDLE_MS = 120_000;
+
+interface Waiting {
+  resolve: (reply: SchemaReply) => void;
+  reject: (error: Error) => void;
+}
+
+/** The schema thread: started when first asked, one request at a time, answers by id. */
+class SchemaThread {
+  #worker: Worker | null = null;
+  readonly #waiting = new Map<number, Waiting>();
+  #next = 0;
+  #stuck: NodeJS.Timeout | undefined;
+  #idle: NodeJS.Timeout | undefined;
+
+  ask(question: SchemaQuestion): Promise<SchemaReply> {
+    const worker = this.#started();
+    const id = ++this.#next;
+    clearTimeout(this.#idle);
+    if (this.#waiting.size === 0) this.#watch();
+    worker.ref();
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(id, { resolve, reject });
+      worker.postMessage({ ...question, id } satisfies SchemaRequest);
+    });
   }
-  if (valid) return [];
-  return (validate.errors ?? []).map((error) => ({
-    path: pathOf(error),
-    message: messageOf(error),
-  }));
+
+  #started(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = new Worker(new URL('./schema-thread-entry.mjs', import.meta.url));
+    worker.on('message', (reply: SchemaReply) => {
+      const waiting = this.#waiting.get(reply.id);
+      this.#waiting.delete(reply.id);
+      if (this.#waiting.size === 0) this.#rest(worker);
+      else this.#watch();
+      waiting?.resolve(reply);
+    });
+    worker.on('error', (error) => {
+      this.#end(worker, new Error(`the schema thread failed: ${error.message}`));
+    });
+    worker.on('exit', () => {
+      this.#end(worker, new Error('the schema thread stopped'));
+    });
+    this.#worker = worker;
+    return worker;
+  }
+
+  /** Expects an answer within STUCK_AFTER_MS of the last one. */
+  #watch(): void {
+    clearTimeout(this.#stuck);
+    this.#stuck = setTimeout(() => {
+      const worker = this.#worker;
+      if (!worker) return;
+      this.#end(worker, new Error('the schema thread did not answer; it was restarted'));
+      void worker.terminate();
+    }, STUCK_AFTER_MS);
+    this.#stuck.unref();
+  }
+
+  #rest(worker: Worker): void {
+    clearTimeout(this.#stuck);
+    // Nothing waits for it: it must not keep the process alive.
+    worker.unref();
+    this.#idle = setTimeout(() => {
+      this.#end(worker, new Error('the schema thread was idle'));
+      void worker.terminate();
+    }, IDLE_MS);
+    this.#idle.unref();
+  }
+
+  #end(worker: Worker, error: Error): void {
+    if (this.#worker !== worker) return;
+    this.#worker = null;
+    clearTimeout(this.#stuck);
+    clearTimeout(this.#idle);
+    const waiting = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const one of waiting) one.reject(error);
+  }
+}
+
+const thread = new SchemaThread();
+
+function unexpected(reply: SchemaReply): Error {
+  return new Error(
+    reply.kind === 'failed'
+      ? `checking the schema failed: ${reply.message}`
+      : `the schema thread answered ${reply.kind}`,
+  );
+}
+
+/**
+ * Why one of these tools' input schemas cannot be used, naming the first such tool ("gives the
+ * tool … an input schema Gatehouse cannot use: …"), or null when every one compiles within its
+ * budget and all within the listing's.
+ */
+export async function toolSchemasProblem(tools: readonly SchemaOfTool[]): Promise<string | null> {
+  const reply = await thread.ask({
+    kind: 'schemas',
+    tools: tools.map(({ name, inputSchema }) => ({ name, inputSchema })),
+    budgets: { toolMs: SCHEMA_COMPILE_BUDGET_MS, listingMs: LISTING_COMPILE_BUDGET_MS },
+  });
+  if (reply.kind !== 'schemas') throw unexpected(reply);
+  return reply.problem;
+}
+
+/**
+ * Every problem of `input` against the tool's schema, each naming its field; empty if none.
+ * Throws ToolSchemaUnusable when the schema cannot check input (it no longer compiles, or not
+ * within its budget).
+ */
+export async function toolInputIssues(
+  schema: Record<string, unknown>,
+  input: unknown,
+): Promise<InputIssue[]> {
+  const reply = await thread.ask({
+    kind: 'input',
+    schema,
+    input,
+    budgets: { compileMs: SCHEMA_COMPILE_BUDGET_MS, checkMs: TOOL_INPUT_BUDGET_MS },
+  });
+  if (reply.kind === 'unusable') throw new ToolSchemaUnusable(reply.reason);
+  if (reply.kind !== 'input') throw unexpected(reply);
+  return reply.issues;
 }

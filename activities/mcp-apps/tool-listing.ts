@@ -14,6 +14,7 @@ import type { McpToolDefinition } from '../../workflows/catalog/mcp-tools.js';
 import { documentFetch } from '../mcp-auth/auth-fetch.js';
 import { mcpServerFetch } from './server-fetch.js';
 import { snapshotProblem } from './snapshot-limits.js';
+import { toolSchemasProblem } from './tool-input.js';
 
 /** How a listing failed, which says what the caller can do about it. */
 export type ListingFailureKind =
@@ -225,8 +226,12 @@ export async function listServerTools(
       cursor = page.nextCursor;
       if (cursor === undefined) break;
     }
+    const definitions = tools.map(definitionOf);
+    // Last, and only for a listing kept otherwise: compiling is the costly check.
+    const problem = await toolSchemasProblem(definitions);
+    if (problem) throw new ListingError('not_mcp', problem);
     await transport.terminateSession().catch(() => undefined);
-    return { kind: 'tools', tools: tools.map(definitionOf) };
+    return { kind: 'tools', tools: definitions };
   } catch (error) {
     throw failureOf(error, seen.tooLarge);
   } finally {

@@ -10,7 +10,10 @@ import { toolStanding } from './tool-standing.js';
  * (tool-standing.ts), graded as when the call was made (the grade is what the policy decided
  * on), and the input must fit the accepted input schema (calls use the accepted definition).
  */
-export function pinningRefusal(standing: McpAppStanding | null, target: ActionCall): string | null {
+export async function pinningRefusal(
+  standing: McpAppStanding | null,
+  target: ActionCall,
+): Promise<string | null> {
   const name = target.action.slice(target.app.length + 1);
   if (!standing) {
     return `app "${target.app}" is not registered in this environment (any more): its tools cannot be called`;
@@ -23,7 +26,7 @@ export function pinningRefusal(standing: McpAppStanding | null, target: ActionCa
   }
   let issues;
   try {
-    issues = toolInputIssues(judged.tool.inputSchema, target.input);
+    issues = await toolInputIssues(judged.tool.inputSchema, target.input);
   } catch (error) {
     const why = error instanceof Error ? error.message : 'it cannot be compiled';
     return `the accepted input schema of tool "${name}" cannot check input: ${why}`;

@@ -100,7 +100,7 @@ export async function nexusCallRequest(
     const malformed = malformedIn(request);
     if (malformed) throw malformedError(malformed, 'body');
     if (!found) throw new NotFoundError(`Action "${request.action}"`);
-    const target = directoryCall(found, request.input);
+    const target = await directoryCall(found, request.input);
     return callRequestFor(caller, request.user, target, deps.config.approvals, {
       via: 'api',
       idempotencyKey: operationIdempotencyKey(start),

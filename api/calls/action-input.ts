@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DirectoryAction } from '../../activities/apps/directory.js';
-import { toolInputIssues } from '../../activities/mcp-apps/tool-input.js';
+import { ToolSchemaUnusable, toolInputIssues } from '../../activities/mcp-apps/tool-input.js';
 import type { ActionCall } from '../../workflows/call-types.js';
 import type { ActionDefinition } from '../../workflows/catalog/index.js';
 import { ConflictError, InvalidRequestError, type Issue } from '../errors.js';
@@ -46,18 +46,21 @@ export function actionCall(action: ActionDefinition, input: unknown): ActionCall
  * with the same `input.`-named issues. A tool no operator has accepted has no schema calls may
  * trust: its call goes on unchecked, to be refused by the pinning rule when it is prepared.
  */
-function validToolInput(
+async function validToolInput(
   action: Extract<DirectoryAction, { kind: 'mcp' }>,
   input: Record<string, unknown>,
-): unknown {
+): Promise<unknown> {
   if (!action.callable.accepted) return input;
   let issues;
   try {
-    issues = toolInputIssues(action.tool.inputSchema, input);
+    // Checked in the schema thread: compiling a schema the API has not met yet, or running a
+    // pattern on the agent's input, never holds the API's event loop.
+    issues = await toolInputIssues(action.tool.inputSchema, input);
   } catch (error) {
+    if (!(error instanceof ToolSchemaUnusable)) throw error;
     // A schema accepted before a rule that now refuses it (an `$async` one): the tool cannot be
     // called until its server's listing is accepted again, as the pinning rule says when it runs.
-    const why = error instanceof Error ? error.message : 'it cannot be compiled';
+    const why = error.message;
     throw new ConflictError(
       `The accepted input schema of ${action.id} cannot check input (${why}); an operator must accept a listing of its server again.`,
     );
@@ -75,14 +78,17 @@ function validToolInput(
  * its zod schema, a remote MCP tool by its JSON Schema, graded as the tool is now. Runs and MCP
  * tool calls alike, so both start the same call for the same arguments.
  */
-export function directoryCall(action: DirectoryAction, input: Record<string, unknown>): ActionCall {
+export async function directoryCall(
+  action: DirectoryAction,
+  input: Record<string, unknown>,
+): Promise<ActionCall> {
   if (action.kind === 'catalog') return actionCall(action.action, validInput(action.action, input));
   return {
     kind: 'action',
     action: action.id,
     app: action.app,
     scope: action.scope,
-    input: validToolInput(action, input),
+    input: await validToolInput(action, input),
   };
 }
 

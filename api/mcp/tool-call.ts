@@ -91,7 +91,7 @@ export async function callTool(
         const action = found;
         if (!action) throw new NotFoundError(`Tool "${tool}"`);
         checkAccess(principal.caller, { operation: 'call' });
-        const target = directoryCall(action, args ?? {});
+        const target = await directoryCall(action, args ?? {});
         // As for runs: a caller (a backend speaking MCP) that means two identical calls says so.
         const headers = parse(
           idempotencyHeader,

@@ -172,7 +172,7 @@ export function actionRoutes(deps: ApiDeps): Router {
         const { action: name } = parse(actionParam, req.params, 'path');
         if (!found) throw new NotFoundError(`Action "${name}"`);
         const body = parse(runBody, req.body, 'body');
-        const target = directoryCall(found, body.input);
+        const target = await directoryCall(found, body.input);
         return callRequestOf(req, res, body.user, target, deps.config.approvals);
       },
     );

@@ -94,7 +94,7 @@ describe('a remote tool listing nested deep', () => {
     expectRefusedServer(await register(), '"deep"', 'nests deeper than');
   });
 
-  it('refuses an input schema whose references chain too deep to compile, naming the tool', async () => {
+  it('refuses an input schema whose references chain a thousand deep, naming the tool', async () => {
     server.protectedBy = null;
     const defs = Object.fromEntries(
       Array.from({ length: 1_000 }, (_, i) => [
@@ -114,7 +114,10 @@ describe('a remote tool listing nested deep', () => {
         },
       ],
     });
-    expectRefusedServer(await register(), '"chained"', 'too deeply');
+    // Refused by its depth or its compile budget, whichever comes first on this machine.
+    const refused = await register();
+    expectRefusedServer(refused, '"chained"');
+    expect(errorOf(refused).message).toMatch(/nest too deeply to compile|longer than \d+ ms/);
   });
 
   it('refuses protected resource metadata nested 20,000 deep', async () => {

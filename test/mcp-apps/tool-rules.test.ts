@@ -5,7 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { McpAppStanding } from '../../activities/db/mcp-apps.js';
 import { serverUrlProblem } from '../../activities/mcp-apps/server-url.js';
 import { snapshotProblem } from '../../activities/mcp-apps/snapshot-limits.js';
-import { toolInputIssues } from '../../activities/mcp-apps/tool-input.js';
+import { toolInputIssues, toolSchemasProblem } from '../../activities/mcp-apps/tool-input.js';
 import { pinningRefusal } from '../../activities/mcp-apps/tool-pinning.js';
 import { toolStanding } from '../../activities/mcp-apps/tool-standing.js';
 import { changesInWords, toolChanges } from '../../workflows/catalog/mcp-tool-changes.js';
@@ -110,43 +110,43 @@ describe('toolStanding and pinningRefusal', () => {
     input,
   });
 
-  it('lets an accepted, unchanged tool be called with its accepted definition', () => {
+  it('lets an accepted, unchanged tool be called with its accepted definition', async () => {
     const standing = standingOf([tool('echo')], null);
     expect(toolStanding(standing, 'echo')).toMatchObject({ callable: true, accepted: true });
-    expect(pinningRefusal(standing, call('echo', { message: 'hi' }))).toBeNull();
+    expect(await pinningRefusal(standing, call('echo', { message: 'hi' }))).toBeNull();
   });
 
-  it('refuses a changed, removed, new or disallowed tool, naming why', () => {
+  it('refuses a changed, removed, new or disallowed tool, naming why', async () => {
     const standing = standingOf(
       [tool('echo'), tool('gone'), tool('kept')],
       [tool('echo', { description: 'changed' }), tool('kept'), tool('new')],
       { toolAllowlist: ['echo', 'gone', 'new'] },
     );
-    expect(pinningRefusal(standing, call('echo'))).toContain('changed its description');
-    expect(pinningRefusal(standing, call('gone'))).toContain('removed by the server');
-    expect(pinningRefusal(standing, call('new'))).toContain('new in snapshot v2');
-    expect(pinningRefusal(standing, call('kept'))).toContain('allow-list');
+    expect(await pinningRefusal(standing, call('echo'))).toContain('changed its description');
+    expect(await pinningRefusal(standing, call('gone'))).toContain('removed by the server');
+    expect(await pinningRefusal(standing, call('new'))).toContain('new in snapshot v2');
+    expect(await pinningRefusal(standing, call('kept'))).toContain('allow-list');
     expect(toolStanding(standing, 'nothing')).toBeNull();
-    expect(pinningRefusal(standing, call('nothing'))).toContain('no snapshot');
+    expect(await pinningRefusal(standing, call('nothing'))).toContain('no snapshot');
   });
 
-  it('refuses every tool of an app with no accepted snapshot, and of an app that is gone', () => {
+  it('refuses every tool of an app with no accepted snapshot, and of an app that is gone', async () => {
     const standing = standingOf(null, [tool('echo')]);
-    expect(pinningRefusal(standing, call('echo'))).toContain('no operator has accepted');
-    expect(pinningRefusal(null, call('echo'))).toContain('not registered');
+    expect(await pinningRefusal(standing, call('echo'))).toContain('no operator has accepted');
+    expect(await pinningRefusal(null, call('echo'))).toContain('not registered');
   });
 
-  it('refuses a call graded otherwise than the tool is now, and input the accepted schema no longer takes', () => {
+  it('refuses a call graded otherwise than the tool is now, and input the accepted schema no longer takes', async () => {
     const standing = standingOf([tool('echo', { annotations: { readOnlyHint: true } })], null);
-    expect(pinningRefusal(standing, call('echo', {}, 'write'))).toContain('graded read now');
-    expect(pinningRefusal(standing, call('echo', { message: 3 }, 'read'))).toContain(
+    expect(await pinningRefusal(standing, call('echo', {}, 'write'))).toContain('graded read now');
+    expect(await pinningRefusal(standing, call('echo', { message: 3 }, 'read'))).toContain(
       'input.message',
     );
   });
 });
 
 describe('toolInputIssues', () => {
-  it('checks each JSON Schema dialect a tool may declare, naming each field', () => {
+  it('checks each JSON Schema dialect a tool may declare, naming each field', async () => {
     const properties = { a: { type: 'number' } };
     for (const $schema of [
       'http://json-schema.org/draft-07/schema#',
@@ -162,36 +162,34 @@ describe('toolInputIssues', () => {
         additionalProperties: false,
       };
       expect(
-        toolInputIssues(withDialect, { b: 1 })
-          .map((issue) => issue.path)
-          .sort(),
+        (await toolInputIssues(withDialect, { b: 1 })).map((issue) => issue.path).sort(),
       ).toEqual(['input.a', 'input.b']);
-      expect(toolInputIssues(withDialect, { a: 1 })).toEqual([]);
+      expect(await toolInputIssues(withDialect, { a: 1 })).toEqual([]);
     }
   });
 });
 
 describe('toolInputIssues against a hostile pattern', () => {
-  it('refuses input whose check outlasts its budget instead of holding the event loop', () => {
+  it('refuses input whose check outlasts its budget instead of holding the event loop', async () => {
     // A schema an operator accepted may hold a pattern that backtracks exponentially; an agent
     // chooses the input. Unbounded, this check took ~10 s of the API's only thread.
     const schema = {
       type: 'object',
       properties: { q: { type: 'string', pattern: '^(a+)+$' } },
     };
-    expect(toolInputIssues(schema, { q: `${'a'.repeat(28)}!` })).toEqual([
+    expect(await toolInputIssues(schema, { q: `${'a'.repeat(28)}!` })).toEqual([
       { path: 'input', message: expect.stringContaining('took longer than') },
     ]);
     // An input the pattern matches, or refuses quickly, is judged as before.
-    expect(toolInputIssues(schema, { q: 'aaaa' })).toEqual([]);
-    expect(toolInputIssues(schema, { q: 'b' })).toEqual([
+    expect(await toolInputIssues(schema, { q: 'aaaa' })).toEqual([]);
+    expect(await toolInputIssues(schema, { q: 'b' })).toEqual([
       { path: 'input.q', message: expect.stringContaining('pattern') },
     ]);
   });
 });
 
 describe('directoryCall of a tool whose accepted schema no longer compiles', () => {
-  it('answers 409 conflict, not a 500', () => {
+  it('answers 409 conflict, not a 500', async () => {
     // Accepted before $async schemas were refused: only what directoryCall reads is filled in.
     const action = {
       kind: 'mcp',
@@ -204,7 +202,7 @@ describe('directoryCall of a tool whose accepted schema no longer compiles', () 
     } as unknown as DirectoryAction;
     let thrown: unknown;
     try {
-      directoryCall(action, { q: 'x' });
+      await directoryCall(action, { q: 'x' });
     } catch (error) {
       thrown = error;
     }
@@ -228,17 +226,23 @@ describe('snapshotProblem', () => {
     );
     expect(snapshotProblem([tool('nul', { description: 'a\u0000b' })])).toContain('NUL');
     expect(snapshotProblem([tool('lone', { title: '\ud83d' })])).toContain('malformed Unicode');
-    expect(snapshotProblem([tool('bad', { inputSchema: { type: 'objec' } })])).toContain(
-      'input schema',
-    );
+  });
+});
+
+describe('toolSchemasProblem', () => {
+  it('refuses an input schema that cannot check input, naming the tool', async () => {
+    expect(await toolSchemasProblem([tool('ok')])).toBeNull();
     expect(
-      snapshotProblem([
+      await toolSchemasProblem([tool('ok'), tool('bad', { inputSchema: { type: 'objec' } })]),
+    ).toContain('the tool "bad" an input schema');
+    expect(
+      await toolSchemasProblem([
         tool('dialect', { inputSchema: { $schema: 'https://example.com/s', type: 'object' } }),
       ]),
     ).toContain('dialect');
     // A validator of an $async schema answers a promise, which would pass any input.
     expect(
-      snapshotProblem([tool('async', { inputSchema: { $async: true, type: 'object' } })]),
+      await toolSchemasProblem([tool('async', { inputSchema: { $async: true, type: 'object' } })]),
     ).toContain('asynchronous');
   });
 });

@@ -18,10 +18,13 @@ export interface RawMcpServer {
   protectedBy: string | null;
   /** Every JSON-RPC method received, in order. */
   received: string[];
+  /** Resolves once the next answer to `method` has been sent whole. */
+  answered(method: string): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startRawMcpServer(): Promise<RawMcpServer> {
+  const waiting = new Map<string, (() => void)[]>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -68,6 +71,9 @@ export async function startRawMcpServer(): Promise<RawMcpServer> {
             : message.method === 'tools/call'
               ? state.toolsCall
               : '{}';
+      res.on('finish', () => {
+        for (const wake of waiting.get(message.method)?.splice(0) ?? []) wake();
+      });
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${result}}`);
     });
@@ -80,6 +86,10 @@ export async function startRawMcpServer(): Promise<RawMcpServer> {
     toolsCall: '{"content":[]}',
     protectedBy: null,
     received: [],
+    answered: (method) =>
+      new Promise((resolve) => {
+        waiting.set(method, [...(waiting.get(method) ?? []), resolve]);
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
