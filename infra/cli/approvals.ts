@@ -5,6 +5,7 @@ import { deciderRefusal } from '../../workflows/decider-rules.js';
 import { loadConfig, type Config } from '../config.js';
 import type { Sql } from '../database/client.js';
 import { loadOrCreateLocalState } from '../dev/local-state.js';
+import { readRunningStack } from '../dev/running-stack.js';
 
 export interface ApprovalLinkOptions {
   env: string;
@@ -16,12 +17,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * The encryption key and public address of the API, so a link made here is the one the webhook
  * would carry and opens where the API listens: from the environment as theirs are, or, for the
- * local stack of `gatehouse dev` (no DATABASE_URL), its generated key and preferred API port.
+ * local stack of `gatehouse dev` (no DATABASE_URL), its generated key and the address the
+ * running stack listens on (its preferred port may be another program's, which would receive
+ * the decision token), else the preferred one. PUBLIC_URL, when set, wins.
  */
 export async function approvalLinkSettings(): Promise<Pick<Config, 'api' | 'encryption'>> {
   const local = process.env.DATABASE_URL ? null : await loadOrCreateLocalState();
+  const running = local ? await readRunningStack() : null;
   const config = loadConfig({
     ...(local ? { ENCRYPTION_KEY: local.encryptionKey, API_PORT: String(local.api.port) } : {}),
+    ...(running ? { PUBLIC_URL: running.apiUrl } : {}),
     ...process.env,
     // Only the encryption key and the public URL are read here; the database is withCliDatabase's.
     DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://local',

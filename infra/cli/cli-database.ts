@@ -4,6 +4,7 @@ import { createSql, type Sql } from '../database/client.js';
 import { migrate } from '../database/migrate.js';
 import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
 import { dataDir, loadOrCreateLocalState } from '../dev/local-state.js';
+import { readRunningStack } from '../dev/running-stack.js';
 
 export const LOCAL_DATABASE = 'gatehouse';
 export const localPostgresDir = path.join(dataDir, 'postgres');
@@ -29,7 +30,9 @@ export async function withCliDatabase<T>(run: (sql: Sql) => Promise<T>): Promise
   let stop: (() => Promise<void>) | undefined;
   if (!url) {
     const state = await loadOrCreateLocalState();
-    const local = `postgres://gatehouse:${encodeURIComponent(state.postgres.password)}@127.0.0.1:${state.postgres.port}/${LOCAL_DATABASE}`;
+    // The running stack's Postgres may have moved off the preferred port for this run.
+    const port = (await readRunningStack())?.postgresPort ?? state.postgres.port;
+    const local = `postgres://gatehouse:${encodeURIComponent(state.postgres.password)}@127.0.0.1:${String(port)}/${LOCAL_DATABASE}`;
     if (await answers(local)) {
       url = local;
     } else {

@@ -4,7 +4,12 @@ import { pino } from 'pino';
 import type { ReplacedPort } from '../dev/dev-ports.js';
 import { dataDir } from '../dev/local-state.js';
 import type { DevStack, DevStackOptions } from '../dev/stack.js';
-import { DevStartError, startFailureHeadline, startFailureLines } from '../dev/start-failure.js';
+import {
+  DevStartError,
+  lostServerHeadline,
+  startFailureHeadline,
+  startFailureLines,
+} from '../dev/start-failure.js';
 import { clearRunningStack, recordRunningStack } from '../dev/running-stack.js';
 import { devShellExports } from '../dev/shell-exports.js';
 import { terminalLogStream } from '../dev/terminal-log.js';
@@ -93,6 +98,7 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
     temporalUiUrl: stack.temporalUiUrl,
     temporalAddress: stack.temporalAddress,
     demoAppUrl: stack.demoAppUrl,
+    postgresPort: stack.postgresPort,
   });
   console.log(
     [
@@ -113,6 +119,10 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
       `  Demo app      ${stack.demoAppUrl}   (app "${DEMO_APP}", OAuth client registered)`,
       `  Postgres      ${redactPassword(stack.databaseUrl)}${stack.externalDatabase ? '' : `   (embedded, data in ${shown(dataDir)})`}`,
       `  Logs          ${shown(logFile)}   (everything, as JSON; here only warnings and errors)`,
+      ...(stack.metricsUrl ? [`  Metrics       ${stack.metricsUrl}   (METRICS_ADDRESS)`] : []),
+      ...(stack.tracesEndpoint
+        ? [`  Traces        ${stack.tracesEndpoint}   (OTEL_EXPORTER_OTLP_ENDPOINT)`]
+        : []),
       '',
       `  Agent key     ${stack.agentKey}   (${agent.access}: runs actions and the proxy as agent "${agent.agentId}")`,
       `  Admin key     ${stack.adminKey}   (${admin.access}: management, policies and approval decisions, agent "${admin.agentId}")`,
@@ -128,10 +138,27 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
       `Press Ctrl-C to stop. State is kept in ${shown(dataDir)} across restarts.`,
     ].join('\n'),
   );
-  await untilShutdownSignal();
-  console.log('\nStopping…');
+  // A server of the stack that dies ends it too: the rest would go on without it, or reach
+  // whatever takes its port next.
+  const lost = await Promise.race([
+    untilShutdownSignal(['SIGINT', 'SIGTERM', 'SIGHUP']).then(() => null),
+    stack.lost,
+  ]);
+  if (lost) {
+    // As a failed start: the record to the file alone, the terminal gets the lines below.
+    createLogger({ level: 'info' }, file).fatal(
+      { err: lost.cause, component: lost.component, remedy: lost.remedy },
+      lostServerHeadline(lost),
+    );
+    console.error(
+      `\n${startFailureLines(lost, shown(logFile), lostServerHeadline(lost)).join('\n')}`,
+    );
+    process.exitCode = 1;
+  } else {
+    console.log('\nStopping…');
+  }
   await clearRunningStack();
   await stack.stop();
   logger.flush();
-  console.log('Stopped.');
+  if (!lost) console.log('Stopped.');
 }

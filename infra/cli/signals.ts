@@ -1,14 +1,24 @@
-/** Resolves on the first SIGINT or SIGTERM; a second one ends the process at once. */
-export function untilShutdownSignal(): Promise<NodeJS.Signals> {
+import { constants } from 'node:os';
+
+const osSignals: Partial<Record<NodeJS.Signals, number>> = constants.signals;
+
+/**
+ * Resolves on the first of `signals`; a second one ends the process at once. `gatehouse dev`
+ * adds SIGHUP: its Postgres and Temporal run in process groups of their own, so a closed
+ * terminal reaches only it, and it must stop them.
+ */
+export function untilShutdownSignal(
+  signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'],
+): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      process.once('SIGINT', () => process.exit(130));
-      process.once('SIGTERM', () => process.exit(143));
+      for (const name of signals) process.off(name, onSignal);
+      for (const name of signals) {
+        // The shell's convention: 128 + the signal's number.
+        process.once(name, () => process.exit(128 + (osSignals[name] ?? 0)));
+      }
       resolve(signal);
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    for (const name of signals) process.on(name, onSignal);
   });
 }

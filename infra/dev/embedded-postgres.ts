@@ -18,6 +18,7 @@ export interface LocalPostgres {
   exited: Promise<ServiceExit>;
   /** Whether `stop` was called: an exit before that was not asked for. */
   stopping: () => boolean;
+  running: () => boolean;
   /** Its last lines: why it stopped, when it stopped by itself. */
   recent: () => string;
   stop(): Promise<void>;
@@ -197,6 +198,7 @@ export async function startEmbeddedPostgres(
     },
     exited: server.exited,
     stopping: server.stopping,
+    running: server.running,
     recent: server.recent,
     // A fast shutdown, then an immediate one if it hangs (the next start recovers from that).
     stop: () => server.stop('SIGINT', 15_000, 'SIGQUIT'),

@@ -12,6 +12,9 @@ import { createConfiguredSql } from '../database/client.js';
 import { migrate } from '../database/migrate.js';
 import { startDemoApp } from '../demo-app/index.js';
 import type { Logger } from '../logger.js';
+import { watchHeldCalls } from '../telemetry/held-calls.js';
+import { startMetricsServer } from '../telemetry/metrics-server.js';
+import { startTracing } from '../telemetry/tracing.js';
 import { connectClient, connectWorker } from '../temporal/connection.js';
 import { installTemporalRuntime } from '../temporal/runtime.js';
 import { resolveTemporalCli } from '../tools/temporal-binaries.js';
@@ -20,9 +23,10 @@ import { DEMO_APP, seedDevelopment } from './dev-seed.js';
 import { pickDevPorts, SERVICES, type DevPorts, type ReplacedPort } from './dev-ports.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { freePort } from './free-port.js';
-import { dataDir, loadOrCreateLocalState, saveLocalState } from './local-state.js';
+import { dataDir, loadOrCreateLocalState } from './local-state.js';
 import { startOnFreePorts } from './port-retry.js';
-import { startStep } from './start-failure.js';
+import { describeExit } from './service-process.js';
+import { DevStartError, startStep } from './start-failure.js';
 import { databaseRemedy, REMEDIES } from './start-remedies.js';
 import { startTemporalDevServer } from './temporal-dev-server.js';
 import { createTemporalUiFront } from './temporal-ui-front.js';
@@ -39,8 +43,19 @@ export interface DevStack {
   demoAppUrl: string;
   databaseUrl: string;
   externalDatabase: boolean;
+  /** The embedded Postgres's port for this run (null with DATABASE_URL): the CLI's way in. */
+  postgresPort: number | null;
   /** Preferred ports that were taken: the banner must say so (issue 15.3). */
   replacedPorts: ReplacedPort[];
+  /** Where Prometheus scrapes this process (METRICS_ADDRESS), or null. */
+  metricsUrl: string | null;
+  /** The OTLP endpoint spans are sent to (OTEL_EXPORTER_OTLP_ENDPOINT), or null. */
+  tracesEndpoint: string | null;
+  /**
+   * Resolves if a server the stack started (Postgres, Temporal) stops by itself: the stack no
+   * longer works, and must not go on to reach whatever takes its port next.
+   */
+  lost: Promise<DevStartError>;
   /** Standard key of agent `demo-agent`: runs actions and the proxy, cannot govern itself. */
   agentKey: string;
   /** Full business key of agent `admin`: management, policies and approval decisions. */
@@ -68,7 +83,7 @@ export async function startDevStack(
   logger: Logger,
   options: DevStackOptions = {},
 ): Promise<DevStack> {
-  let state = await startStep('local state', REMEDIES.localState, loadOrCreateLocalState);
+  const state = await startStep('local state', REMEDIES.localState, loadOrCreateLocalState);
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const step of stops.reverse()) {
@@ -76,6 +91,39 @@ export async function startDevStack(
         logger.error({ err: error }, 'stop failed');
       });
     }
+  };
+  /**
+   * A stop step of the order the README promises, recorded in the log file as it happens; of a
+   * server, whether it still ran at its turn (nothing stopped it before its clients were done).
+   */
+  const stopped =
+    (component: string, run: () => Promise<void>, running?: () => boolean) => async () => {
+      const wasRunning = running?.();
+      await run();
+      logger.info({ component, wasRunning }, `${component} stopped`);
+    };
+  let lose: (error: DevStartError) => void = () => undefined;
+  const lost = new Promise<DevStartError>((resolve) => {
+    lose = resolve;
+  });
+  /** A server that exits without being asked to ends the stack: said, never ignored. */
+  const watch = (
+    component: string,
+    remedy: string,
+    server: {
+      exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+      stopping: () => boolean;
+      recent: () => string;
+    },
+  ) => {
+    void server.exited.then((exit) => {
+      if (server.stopping()) return;
+      const said = server.recent() ? `; its last lines:\n${server.recent()}` : '';
+      const error = new DevStartError(component, remedy, {
+        cause: new Error(`it stopped by itself (${describeExit(exit)})${said}`),
+      });
+      lose(error);
+    });
   };
   const ownTemporal = !process.env.TEMPORAL_ADDRESS;
   const externalDatabase = Boolean(process.env.DATABASE_URL);
@@ -113,6 +161,7 @@ export async function startDevStack(
       }
     };
 
+    let postgresPort: number | null = null;
     let databaseUrl = process.env.DATABASE_URL;
     if (!databaseUrl) {
       const { started: pg, ports: bound } = await startStep(
@@ -124,20 +173,19 @@ export async function startDevStack(
               directory: localPostgresDir,
               port: chosen.postgres,
               password: state.postgres.password,
+              detached: true,
               onLog: (line) => {
                 logger.debug({ component: 'postgres' }, line.trim());
               },
             }),
           ),
       );
-      stops.push(() => pg.stop());
+      stops.push(stopped('embedded Postgres', () => pg.stop(), pg.running));
+      watch('embedded Postgres', REMEDIES.lostPostgres, pg);
+      // The preferred port stays the one in local-state.json, tried again at the next start;
+      // where it runs now is in the running stack's record, which the CLI reads.
       moved('postgres', state.postgres.port, bound.postgres);
-      // Only the Postgres port is recorded (the CLI looks for the running database there); the
-      // others stay the preferred defaults so the printed URLs are stable across restarts.
-      state = await saveLocalState({
-        ...state,
-        postgres: { ...state.postgres, port: bound.postgres },
-      });
+      postgresPort = bound.postgres;
       await startStep('embedded Postgres', REMEDIES.embeddedPostgres, () =>
         pg.ensureDatabase(LOCAL_DATABASE),
       );
@@ -189,6 +237,7 @@ export async function startDevStack(
                 uiPort: chosen.ui,
                 dbFile: path.join(dataDir, 'temporal.sqlite'),
                 namespace: config.temporal.namespace,
+                detached: true,
                 // Served by the front on the UI's own origin: the session cookie reaches it.
                 codecEndpoint: `${uiFront.url()}${CODEC_PATH}`,
                 onLog: (line) => {
@@ -197,7 +246,8 @@ export async function startDevStack(
               }),
           ),
       );
-      stops.push(() => server.stop());
+      stops.push(stopped('Temporal dev server', () => server.stop(), server.running));
+      watch('Temporal dev server', REMEDIES.lostTemporal, server);
       moved('temporal', state.temporal.port, bound.temporal);
       config = configWith(server.address);
       uiInternalUrl = server.uiUrl;
@@ -217,7 +267,7 @@ export async function startDevStack(
         logger: logger.child({ component: 'demo-app' }),
       }),
     );
-    stops.push(() => demoApp.stop());
+    stops.push(stopped('demo app', () => demoApp.stop()));
 
     const { sql, keys } = await startStep(
       'database',
@@ -230,28 +280,54 @@ export async function startDevStack(
       },
     );
 
+    // Traces and metrics as `gatehouse api` and `gatehouse worker` have them (README, "Observe
+    // it"): one process here, so one tracer and one metrics endpoint for both.
+    const { otlpEndpoint, metrics: metricsAt } = config.observability;
+    const tracing = startTracing({ endpoint: otlpEndpoint, serviceName: 'gatehouse-dev' });
+    if (tracing) stops.push(() => tracing.shutdown());
+    const coreMetrics = metricsAt ? `127.0.0.1:${String(await freePort())}` : undefined;
+
     const workerRemedy = ownTemporal ? REMEDIES.worker : REMEDIES.externalTemporal;
     const worker = await startStep('worker', workerRemedy, async () => {
       // One process hosts API and worker here, so the worker must not take over Ctrl-C.
-      installTemporalRuntime(logger, { handleSignals: false });
+      installTemporalRuntime(logger, {
+        handleSignals: false,
+        ...(coreMetrics ? { metricsBindAddress: coreMetrics } : {}),
+      });
       const connection = await connectWorker(config.temporal);
       stops.push(() => connection.close());
-      return createWorker({ config, sql, logger, connection });
+      return createWorker({ config, sql, logger, connection, tracing });
     });
     const running = worker.run();
-    stops.push(async () => {
-      worker.shutdown();
-      await running;
-    });
+    stops.push(
+      stopped('worker', async () => {
+        worker.shutdown();
+        await running;
+      }),
+    );
 
     const api = await startStep('API', REMEDIES.api, async () => {
-      const temporal = await connectClient(config.temporal, config.encryption);
+      const temporal = await connectClient(
+        config.temporal,
+        config.encryption,
+        tracing ? { tracer: tracing.tracer } : {},
+      );
       stops.push(() => temporal.connection.close());
       await startAuditSealing(temporal, config, logger);
       await resumeAuditDeliveries(temporal, config, sql, logger);
       return startApiServer({ config, sql, temporal, logger }, servers.api);
     });
-    stops.push(() => api.close());
+    stops.push(stopped('API', () => api.close()));
+
+    const metrics = metricsAt
+      ? await startStep('metrics endpoint', REMEDIES.metrics, async () => {
+          watchHeldCalls(sql);
+          return startMetricsServer(metricsAt, async () =>
+            (await fetch(`http://${coreMetrics ?? ''}/metrics`)).text(),
+          );
+        })
+      : null;
+    if (metrics) stops.push(() => metrics.close());
 
     if (uiFront && uiInternalUrl) {
       uiFront.serve({
@@ -272,6 +348,10 @@ export async function startDevStack(
       databaseUrl: config.database.url,
       externalDatabase,
       replacedPorts: replaced,
+      metricsUrl: metrics?.url ?? null,
+      tracesEndpoint: tracing ? otlpEndpoint : null,
+      postgresPort,
+      lost,
       ...keys,
       stop,
     };

@@ -49,8 +49,17 @@ export function startFailureHeadline(error: unknown): string {
     : 'gatehouse dev could not start.';
 }
 
+/** Of a server that stopped by itself once the stack ran: the same, said of a running stack. */
+export function lostServerHeadline(error: DevStartError): string {
+  return `gatehouse dev stopped: the ${error.component} stopped by itself.`;
+}
+
 /** What the terminal shows: component, cause, remedy, and where the whole record is. */
-export function startFailureLines(error: unknown, logFile: string): string[] {
+export function startFailureLines(
+  error: unknown,
+  logFile: string,
+  headline = startFailureHeadline(error),
+): string[] {
   const cause = error instanceof DevStartError ? error.cause : error;
   const remedy =
     error instanceof DevStartError
@@ -58,7 +67,7 @@ export function startFailureLines(error: unknown, logFile: string): string[] {
       : `Look at the last records of the log file. ${AGAIN}`;
   const [first, ...rest] = messageOf(cause).trim().split('\n');
   return [
-    startFailureHeadline(error),
+    headline,
     `  Why: ${first ?? ''}`,
     ...rest.map((line) => `       ${line}`),
     `  What to do: ${remedy}`,

@@ -20,6 +20,10 @@ export const REMEDIES = {
   configuration: 'Fix or unset the environment variables named above.',
   worker: 'The worker could not join Temporal: the log file has the error.',
   api: 'The API did not start: the log file has the error.',
+  lostPostgres: `Nothing of the stack runs any more. Its last lines are above and in the log file; ${shown(path.join(dataDir, 'postgres'))} is kept.`,
+  lostTemporal: `Nothing of the stack runs any more. Its last lines are above and in the log file; ${shown(path.join(dataDir, 'temporal.sqlite'))} is kept.`,
+  metrics:
+    'METRICS_ADDRESS names an address that cannot be bound here: choose a free port (127.0.0.1:9464), or unset METRICS_ADDRESS.',
   externalTemporal:
     'TEMPORAL_ADDRESS names a Temporal that does not answer: start it, or unset TEMPORAL_ADDRESS so that gatehouse dev runs its own.',
 } as const;

@@ -1,11 +1,23 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { searchAttributes } from '../../workflows/search-attributes.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
+import {
+  describeExit,
+  spawnService,
+  type ServiceExit,
+  type ServiceProcess,
+} from './service-process.js';
 
 export interface TemporalDevServer {
   address: string;
   uiUrl: string | null;
+  /** Resolves when the server has exited, asked to or not (see `stopping`). */
+  exited: Promise<ServiceExit>;
+  /** Whether `stop` was called: an exit before that was not asked for. */
+  stopping: () => boolean;
+  running: () => boolean;
+  /** Its last lines: why it stopped, when it stopped by itself. */
+  recent: () => string;
   stop(): Promise<void>;
 }
 
@@ -25,6 +37,11 @@ export interface TemporalDevServerOptions {
   codecEndpoint?: string;
   onLog?: (line: string) => void;
   readyTimeoutMs?: number;
+  /**
+   * In a process group of its own (`gatehouse dev`): Ctrl-C in the terminal then reaches only
+   * the process that started it, which stops it after the worker has drained.
+   */
+  detached?: boolean;
 }
 
 /**
@@ -40,35 +57,82 @@ export interface TemporalDevServerOptions {
  */
 export const KEPT_FILE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'] as const;
 
-async function waitUntilServing(
-  address: string,
-  child: ChildProcess,
-  timeoutMs: number,
-  output: () => string,
-) {
-  const deadline = Date.now() + timeoutMs;
+/** The CLI's own report that its server listens: printed only once the server has started. */
+const LISTENING = /^Temporal Server:\s+\S+:(\d+)\s*$/;
+
+/** Resolves once `check` passes, trying again until the deadline; fails at once if it stopped. */
+async function untilAnswered(
+  server: ServiceProcess,
+  what: string,
+  deadline: number,
+  check: () => Promise<void>,
+): Promise<void> {
   for (;;) {
-    if (child.exitCode !== null) {
-      throw new Error(`Temporal dev server exited with code ${child.exitCode}:\n${output()}`);
+    if (!server.running()) throw new Error(`it stopped before ${what} answered`);
+    try {
+      await check();
+      // The port is ours only while our server holds it: an answer from a server that has
+      // just died is another's.
+      if (!server.running()) throw new Error(`it stopped before ${what} answered`);
+      return;
+    } catch (error) {
+      if (!server.running()) throw error;
+      if (Date.now() > deadline)
+        throw new Error(`${what} did not answer in time`, { cause: error });
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    // Closed whatever happens: an attempt that reached another program on the port (one that
-    // took it before the server could, issue 20.1) would otherwise keep its socket open.
+  }
+}
+
+/**
+ * Waits until the server we started serves, and only that one: another stack's server may
+ * answer on the same address (two stacks started moments apart both chose it), so an answer
+ * counts only after our server has said it listens there, and while it still runs. With a UI,
+ * until the UI answers too: the banner lists it, so it must serve when the banner is printed.
+ */
+async function untilOwnServerServes(
+  server: ServiceProcess,
+  listening: Promise<void>,
+  address: string,
+  uiPort: number | null,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      listening,
+      server.exited.then((exit) => {
+        throw new Error(`it stopped (${describeExit(exit)})`);
+      }),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new Error(`it did not report listening on ${address} in time`));
+        }, timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+  await untilAnswered(server, `the server on ${address}`, deadline, async () => {
+    // Closed whatever happens, so no attempt keeps a socket open.
     const connection = Connection.lazy({ address, connectTimeout: 1000 });
     try {
       await connection.withDeadline(Date.now() + 2000, () =>
         connection.workflowService.getSystemInfo({}),
       );
-      return;
-    } catch {
-      if (Date.now() > deadline) {
-        throw new Error(
-          `Temporal dev server on ${address} not ready after ${timeoutMs} ms:\n${output()}`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
     } finally {
       await connection.close();
     }
+  });
+  if (uiPort !== null) {
+    await untilAnswered(server, `its Web UI on port ${String(uiPort)}`, deadline, async () => {
+      const answer = await fetch(`http://127.0.0.1:${String(uiPort)}/`, {
+        signal: AbortSignal.timeout(2000),
+      });
+      await answer.body?.cancel();
+      if (answer.status !== 200) throw new Error(`the UI answered ${String(answer.status)}`);
+    });
   }
 }
 
@@ -105,31 +169,27 @@ export async function startTemporalDevServer(
   for (const key of Object.values(searchAttributes))
     args.push('--search-attribute', `${key.name}=Keyword`);
 
-  const child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let recent = '';
-  const collect = (chunk: Buffer) => {
-    const text = chunk.toString('utf8');
-    recent = (recent + text).slice(-4000);
-    for (const line of text.split('\n')) if (line.trim()) options.onLog?.(line);
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      resolve();
-    }),
-  );
-
-  const address = `127.0.0.1:${options.port}`;
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(killer);
-  };
+  let listening: () => void = () => undefined;
+  const listeningReported = new Promise<void>((resolve) => {
+    listening = resolve;
+  });
+  const server = await spawnService(options.cli, args, {
+    detached: options.detached ?? false,
+    onLine: (line) => {
+      if (Number(LISTENING.exec(line)?.[1]) === options.port) listening();
+      options.onLog?.(line);
+    },
+  });
+  const address = `127.0.0.1:${String(options.port)}`;
+  const stop = () => server.stop('SIGTERM', 10_000, 'SIGKILL');
   try {
-    await waitUntilServing(address, child, options.readyTimeoutMs ?? 60_000, () => recent);
+    await untilOwnServerServes(
+      server,
+      listeningReported,
+      address,
+      options.uiPort,
+      options.readyTimeoutMs ?? 60_000,
+    );
     const connection = await Connection.connect({ address });
     try {
       await ensureSearchAttributes(connection, options.namespace);
@@ -138,11 +198,18 @@ export async function startTemporalDevServer(
     }
   } catch (error) {
     await stop();
-    throw error;
+    throw new Error(
+      `Temporal dev server on ${address} did not start: ${(error as Error).message}\n${server.recent()}`,
+      { cause: error },
+    );
   }
   return {
     address,
-    uiUrl: options.uiPort === null ? null : `http://127.0.0.1:${options.uiPort}`,
+    uiUrl: options.uiPort === null ? null : `http://127.0.0.1:${String(options.uiPort)}`,
+    exited: server.exited,
+    stopping: server.stopping,
+    running: server.running,
+    recent: server.recent,
     stop,
   };
 }

@@ -3,6 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
+import { runCli } from '../support/cli.js';
 import {
   devDataFolder,
   spawnDev,
@@ -55,11 +56,14 @@ describe('gatehouse dev, when another program takes a port between its choice an
     expect(output).toContain(
       `  ! Port ${String(preferred.postgres)} is taken by another program: the Postgres is on port ${String(postgresPort)} instead.`,
     );
-    // The CLI finds the running database where it really is.
+    // The preferred port stays the one tried at the next start; the CLI finds the running
+    // database where it runs now (the port it would try first is held by the other program).
     const state = JSON.parse(await readFile(path.join(dataDir, 'local-state.json'), 'utf8')) as {
       postgres: { port: number };
     };
-    expect(state.postgres.port).toBe(postgresPort);
+    expect(state.postgres.port).toBe(preferred.postgres);
+    const listed = await runCli(['envs', 'list', '--json'], { GATEHOUSE_DATA_DIR: dataDir });
+    expect(listed).toMatchObject({ code: 0, stdout: expect.stringContaining('development') });
 
     // And everything serves.
     const apiUrl = dev.field('API');

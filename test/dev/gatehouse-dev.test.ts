@@ -26,6 +26,30 @@ const started: DevProcess[] = [];
 /** Holds the API's preferred port, as another program would: the stack must say it moved. */
 let blocker: Server;
 let blockedPort: number;
+/** Holds the preferred Postgres port across both starts: each must say Postgres moved. */
+let postgresBlocker: Server;
+let blockedPostgresPort: number;
+
+/** Listens on a free loopback port, as another program would. */
+async function holdPort(): Promise<{ server: Server; port: number }> {
+  const server = createServer();
+  const port = await new Promise<number>((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve((server.address() as { port: number }).port);
+    });
+  });
+  return { server, port };
+}
+
+/** The banner's line for a service that had to leave its preferred port. */
+function movedLine(running: DevProcess, service: string, preferred: number): string {
+  const match = new RegExp(
+    `^ {2}! Port ${String(preferred)} is taken by another program: the ${service} is on port (\\d+) instead\\.$`,
+    'm',
+  ).exec(running.output());
+  if (!match) throw new Error(`no "!" line for the ${service} in:\n${running.output()}`);
+  return match[0];
+}
 
 /** Starts `gatehouse dev` in its own data folder and waits for its banner. */
 async function startDev(): Promise<DevProcess> {
@@ -77,16 +101,18 @@ const errorCode = (answer: { body: Record<string, unknown> }) =>
 const LEGACY_KEY = 'gk_development_legacy-single-full-key';
 
 beforeAll(async () => {
-  blocker = createServer();
-  blockedPort = await new Promise<number>((resolve) => {
-    blocker.listen(0, '127.0.0.1', () => {
-      resolve((blocker.address() as { port: number }).port);
-    });
-  });
+  ({ server: blocker, port: blockedPort } = await holdPort());
+  ({ server: postgresBlocker, port: blockedPostgresPort } = await holdPort());
   // The state file of a version that printed one full key: it must still load.
   ({ dir: dataDir } = await devDataFolder(
     'gatehouse-dev-test-',
-    { postgres: 5433, temporal: 7233, temporalUi: 8233, api: blockedPort, demoApp: 4010 },
+    {
+      postgres: blockedPostgresPort,
+      temporal: 7233,
+      temporalUi: 8233,
+      api: blockedPort,
+      demoApp: 4010,
+    },
     { developmentKey: LEGACY_KEY },
   ));
 });
@@ -95,6 +121,7 @@ afterAll(async () => {
   for (const running of started) await stopDev(running);
   await rm(dataDir, { recursive: true, force: true });
   await new Promise((resolve) => blocker.close(resolve));
+  await new Promise((resolve) => postgresBlocker.close(resolve));
 });
 
 describe('gatehouse dev', () => {
@@ -119,6 +146,11 @@ describe('gatehouse dev', () => {
     expect(apiPort).not.toBe(blockedPort);
     expect(first.output()).toContain(
       `  ! Port ${blockedPort} is taken by another program: the API is on port ${apiPort} instead.`,
+    );
+    const postgresPort = Number(new URL(first.field('Postgres')).port);
+    expect(postgresPort).not.toBe(blockedPostgresPort);
+    expect(movedLine(first, 'Postgres', blockedPostgresPort)).toContain(
+      `the Postgres is on port ${String(postgresPort)} instead.`,
     );
     expect(exportLine(first)).toBe(
       `export GATEHOUSE_URL=${apiUrl} AGENT_KEY=${agentKey} ADMIN_KEY=${adminKey}`,
@@ -201,6 +233,15 @@ describe('gatehouse dev', () => {
     expect(held.status).toBe(403);
     expect(errorCode(held)).toBe('approval_required');
     const approvalId = (held.body.error as { approval: { id: string } }).approval.id;
+    // The CLI's decision link opens where the API runs, not on the preferred port, which
+    // another program holds: it would have received the decision token.
+    const linked = await runCli(['approvals', 'link', approvalId, '--env', 'development'], {
+      GATEHOUSE_DATA_DIR: dataDir,
+    });
+    expect(linked).toMatchObject({ code: 0 });
+    const decisionUrl = /^url +(\S+)$/m.exec(linked.stdout)?.[1] ?? '';
+    expect(decisionUrl.startsWith(`${apiUrl}/`)).toBe(true);
+    expect((await fetch(decisionUrl)).status).toBe(200);
     const own = await call(agentKey, 'POST', `${apiUrl}/v1/approvals/${approvalId}/approve`);
     expect(own.status).toBe(403);
     expect(errorCode(own)).toBe('insufficient_access');
@@ -255,6 +296,10 @@ describe('gatehouse dev', () => {
 
     const second = await startDev();
     try {
+      // The preferred port is tried again, and a move is announced at every start.
+      expect(movedLine(second, 'Postgres', blockedPostgresPort)).toContain(
+        `the Postgres is on port ${new URL(second.field('Postgres')).port} instead.`,
+      );
       expect(second.field('Agent key')).toBe(agentKey);
       expect(second.field('Admin key')).toBe(adminKey);
       expect((await runCli(['env'], { GATEHOUSE_DATA_DIR: dataDir })).stdout).toBe(

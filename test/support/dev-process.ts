@@ -25,6 +25,11 @@ export interface DevProcessOptions {
   script?: string;
   /** The `gatehouse` command of another checkout (default: this one's). */
   bin?: string;
+  /**
+   * In a process group of its own, as a terminal runs it: `interruptGroup` then sends SIGINT
+   * to the whole group, as Ctrl-C does.
+   */
+  detached?: boolean;
 }
 
 /**
@@ -34,6 +39,7 @@ export interface DevProcessOptions {
 export function spawnDev(options: DevProcessOptions): DevProcess {
   const args = options.script ? ['--import', 'tsx', options.script] : [options.bin ?? bin, 'dev'];
   const child = spawn(process.execPath, args, {
+    detached: options.detached ?? false,
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
@@ -78,6 +84,17 @@ export async function untilReady(dev: DevProcess, timeoutMs = 120_000): Promise<
 /** Ctrl-C, as a person stops it; resolves with the exit code. */
 export async function stopDev(dev: DevProcess): Promise<number | null> {
   if (dev.child.exitCode === null && dev.child.signalCode === null) dev.child.kill('SIGINT');
+  return dev.exited;
+}
+
+/**
+ * Ctrl-C in its terminal: SIGINT to every process of its group (see `detached`), not to it
+ * alone; resolves with the exit code.
+ */
+export async function interruptGroup(dev: DevProcess): Promise<number | null> {
+  if (dev.child.exitCode === null && dev.child.signalCode === null && dev.child.pid) {
+    process.kill(-dev.child.pid, 'SIGINT');
+  }
   return dev.exited;
 }
 
