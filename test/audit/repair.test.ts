@@ -239,6 +239,29 @@ describe('gatehouse audit repair', () => {
     expect(repairs?.count).toBe(0);
   });
 
+  it('a fork can no longer be stored: the database refuses a checkpoint off the chain', async () => {
+    await addEvents(healthyId, 3);
+    const [first] = await db.sql<{ lastSeq: string; hash: Buffer }[]>`
+      select last_seq, hash from audit_checkpoints where environment_id = ${healthyId}
+      order by last_seq limit 1`;
+    const [clock] = await db.sql<{ now: Date }[]>`select now()`;
+    const [newest] = await db.sql<{ seq: string }[]>`
+      select max(seq) as seq from audit_events where environment_id = ${healthyId}`;
+    // Chained to the first checkpoint rather than the newest, as the text ordering did.
+    const fork = await checkpointOver(
+      db.sql,
+      signingKey,
+      healthyId,
+      first ?? null,
+      newest?.seq ?? '0',
+      clock?.now ?? new Date(),
+    );
+    if (!fork) throw new Error('no events to fork with');
+    await expect(insertCheckpoint(db.sql, fork)).rejects.toThrow(
+      /does not follow the newest checkpoint/,
+    );
+  });
+
   it('needs the signing key', async () => {
     const result = await cli(['repair', '--env', 'forked']);
     expect(result.code).toBe(1);
