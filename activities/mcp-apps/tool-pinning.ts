@@ -1,6 +1,6 @@
 import type { ActionCall } from '../../workflows/call-types.js';
 import type { McpAppStanding } from '../db/mcp-apps.js';
-import { toolInputIssues } from './tool-input.js';
+import { ToolSchemaUnusable, toolInputIssues } from './tool-input.js';
 import { toolStanding } from './tool-standing.js';
 
 /**
@@ -28,8 +28,9 @@ export async function pinningRefusal(
   try {
     issues = await toolInputIssues(judged.tool.inputSchema, target.input);
   } catch (error) {
-    const why = error instanceof Error ? error.message : 'it cannot be compiled';
-    return `the accepted input schema of tool "${name}" cannot check input: ${why}`;
+    // Only the schema's own fault denies the call; a failure of ours is retried with the step.
+    if (!(error instanceof ToolSchemaUnusable)) throw error;
+    return `the accepted input schema of tool "${name}" cannot check input: ${error.message}`;
   }
   const [first] = issues;
   return first
