@@ -19,6 +19,8 @@ export interface LocalPostgres {
   /** Whether `stop` was called: an exit before that was not asked for. */
   stopping: () => boolean;
   running: () => boolean;
+  /** Whether it answers a query now (it runs, and has not begun to shut down). */
+  serving: () => Promise<boolean>;
   /** Its last lines: why it stopped, when it stopped by itself. */
   recent: () => string;
   stop(): Promise<void>;
@@ -199,6 +201,22 @@ export async function startEmbeddedPostgres(
     exited: server.exited,
     stopping: server.stopping,
     running: server.running,
+    async serving() {
+      if (!server.running()) return false;
+      const probe = postgres(url('postgres'), {
+        max: 1,
+        connect_timeout: 1,
+        onnotice: () => undefined,
+      });
+      try {
+        await probe`select 1`;
+        return server.running();
+      } catch {
+        return false;
+      } finally {
+        await probe.end({ timeout: 1 });
+      }
+    },
     recent: server.recent,
     // A fast shutdown, then an immediate one if it hangs (the next start recovers from that).
     stop: () => server.stop('SIGINT', 15_000, 'SIGQUIT'),

@@ -94,13 +94,14 @@ export async function startDevStack(
   };
   /**
    * A stop step of the order the README promises, recorded in the log file as it happens; of a
-   * server, whether it still ran at its turn (nothing stopped it before its clients were done).
+   * server, whether it still served at its turn (nothing stopped it before its clients were
+   * done with it).
    */
   const stopped =
-    (component: string, run: () => Promise<void>, running?: () => boolean) => async () => {
-      const wasRunning = running?.();
+    (component: string, run: () => Promise<void>, serving?: () => Promise<boolean>) => async () => {
+      const servedUntilItsTurn = await serving?.();
       await run();
-      logger.info({ component, wasRunning }, `${component} stopped`);
+      logger.info({ component, servedUntilItsTurn }, `${component} stopped`);
     };
   let lose: (error: DevStartError) => void = () => undefined;
   const lost = new Promise<DevStartError>((resolve) => {
@@ -180,7 +181,7 @@ export async function startDevStack(
             }),
           ),
       );
-      stops.push(stopped('embedded Postgres', () => pg.stop(), pg.running));
+      stops.push(stopped('embedded Postgres', () => pg.stop(), pg.serving));
       watch('embedded Postgres', REMEDIES.lostPostgres, pg);
       // The preferred port stays the one in local-state.json, tried again at the next start;
       // where it runs now is in the running stack's record, which the CLI reads.
@@ -246,7 +247,7 @@ export async function startDevStack(
               }),
           ),
       );
-      stops.push(stopped('Temporal dev server', () => server.stop(), server.running));
+      stops.push(stopped('Temporal dev server', () => server.stop(), server.serving));
       watch('Temporal dev server', REMEDIES.lostTemporal, server);
       moved('temporal', state.temporal.port, bound.temporal);
       config = configWith(server.address);

@@ -16,6 +16,8 @@ export interface TemporalDevServer {
   /** Whether `stop` was called: an exit before that was not asked for. */
   stopping: () => boolean;
   running: () => boolean;
+  /** Whether it answers now (it runs, and has not begun to shut down). */
+  serving: () => Promise<boolean>;
   /** Its last lines: why it stopped, when it stopped by itself. */
   recent: () => string;
   stop(): Promise<void>;
@@ -59,6 +61,18 @@ export const KEPT_FILE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'] as c
 
 /** The CLI's own report that its server listens: printed only once the server has started. */
 const LISTENING = /^Temporal Server:\s+\S+:(\d+)\s*$/;
+
+/** Asks the server on `address` for its system info; closes the connection whatever happens. */
+async function systemInfo(address: string, deadlineMs: number): Promise<void> {
+  const connection = Connection.lazy({ address, connectTimeout: Math.min(1000, deadlineMs) });
+  try {
+    await connection.withDeadline(Date.now() + deadlineMs, () =>
+      connection.workflowService.getSystemInfo({}),
+    );
+  } finally {
+    await connection.close();
+  }
+}
 
 /** Resolves once `check` passes, trying again until the deadline; fails at once if it stopped. */
 async function untilAnswered(
@@ -114,17 +128,9 @@ async function untilOwnServerServes(
   } finally {
     clearTimeout(timer);
   }
-  await untilAnswered(server, `the server on ${address}`, deadline, async () => {
-    // Closed whatever happens, so no attempt keeps a socket open.
-    const connection = Connection.lazy({ address, connectTimeout: 1000 });
-    try {
-      await connection.withDeadline(Date.now() + 2000, () =>
-        connection.workflowService.getSystemInfo({}),
-      );
-    } finally {
-      await connection.close();
-    }
-  });
+  await untilAnswered(server, `the server on ${address}`, deadline, () =>
+    systemInfo(address, 2000),
+  );
   if (uiPort !== null) {
     await untilAnswered(server, `its Web UI on port ${String(uiPort)}`, deadline, async () => {
       const answer = await fetch(`http://127.0.0.1:${String(uiPort)}/`, {
@@ -209,6 +215,13 @@ export async function startTemporalDevServer(
     exited: server.exited,
     stopping: server.stopping,
     running: server.running,
+    serving: () =>
+      server.running()
+        ? systemInfo(address, 1000).then(
+            () => server.running(),
+            () => false,
+          )
+        : Promise.resolve(false),
     recent: server.recent,
     stop,
   };
