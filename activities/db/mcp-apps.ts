@@ -160,20 +160,23 @@ const asJson = (value: unknown) => JSON.parse(JSON.stringify(value)) as postgres
 
 /**
  * Registers an app, with its first snapshot when the server listed its tools: version 1,
- * accepted by the registration itself (the operator's act). Null when the id is taken in the
- * environment. One transaction: an app never exists without the snapshot it was registered with.
+ * accepted by the registration itself (the operator's act) when `accept`, else pending. Null when
+ * the id is taken in the environment. One transaction: an app never exists without the snapshot
+ * it was registered with.
  */
 export async function insertMcpApp(
   tx: Tx,
   input: NewMcpApp,
   tools: McpToolDefinition[] | null,
+  accept: boolean,
 ): Promise<McpAppStanding | null> {
+  const accepted = tools !== null && accept;
   const [created]: [McpApp?] = await tx`
       insert into mcp_apps (environment_id, id, name, server_url, auth, tool_allowlist,
         grade_overrides, accepted_version, tools_checked_at, updated_by)
       values (${input.environmentId}, ${input.id}, ${input.name}, ${input.serverUrl}, ${input.auth},
         ${input.toolAllowlist}, ${tx.json(asJson(input.gradeOverrides))},
-        ${tools === null ? null : 1}, ${tools === null ? null : tx`now()`}, ${input.updatedBy})
+        ${accepted ? 1 : null}, ${tools === null ? null : tx`now()`}, ${input.updatedBy})
       on conflict (environment_id, id) do nothing
       returning ${appColumns(tx)}`;
   if (!created) return null;
@@ -182,10 +185,10 @@ export async function insertMcpApp(
       insert into mcp_app_snapshots (environment_id, app_id, version, tools, fetched_by,
         accepted_at, accepted_by)
       values (${input.environmentId}, ${input.id}, 1, ${tx.json(asJson(tools))}, ${input.updatedBy},
-        now(), ${input.updatedBy})
+        ${accepted ? tx`now()` : null}, ${accepted ? input.updatedBy : null})
       returning ${snapshotColumns(tx)}`;
   if (!snapshot) throw new Error('the first snapshot was not written');
-  return { app: created, accepted: snapshot, latest: snapshot };
+  return { app: created, accepted: accepted ? snapshot : null, latest: snapshot };
 }
 
 /** What a refresh did: `created` false when the server listed exactly the newest snapshot. */

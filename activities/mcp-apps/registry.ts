@@ -7,6 +7,11 @@ import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import { findApp, type CallScope } from '../../workflows/catalog/index.js';
 import {
+  gradeOf,
+  type GradeSource,
+  type McpToolDefinition,
+} from '../../workflows/catalog/mcp-tools.js';
+import {
   changesInWords,
   hasChanges,
   toolChanges,
@@ -75,6 +80,34 @@ export interface Registration {
   serverUrl: string;
   toolAllowlist: string[] | null;
   gradeOverrides: Record<string, CallScope>;
+  /**
+   * The operator trusts the server's own annotations to grade its tools: the first snapshot is
+   * accepted by the registration even where they make a tool a read or a write.
+   */
+  trustAnnotations: boolean;
+}
+
+/**
+ * The tools an agent could call whose grade only the server's annotations give, as `name
+ * (grade)`: what an operator must have seen before the server's word counts.
+ */
+export function gradedByHints(
+  tools: readonly McpToolDefinition[],
+  settings: Pick<Registration, 'toolAllowlist' | 'gradeOverrides'>,
+): string[] {
+  return tools
+    .filter((tool) => settings.toolAllowlist === null || settings.toolAllowlist.includes(tool.name))
+    .map((tool) => ({ name: tool.name, ...gradeOf(tool, settings.gradeOverrides) }))
+    .filter((graded) => graded.source === 'annotations')
+    .map((graded) => `${graded.name} (${graded.grade})`);
+}
+
+/** Each tool's grade and where it came from, as an acceptance records what was accepted. */
+function gradesOf(
+  tools: readonly McpToolDefinition[],
+  overrides: Readonly<Record<string, CallScope>>,
+): Record<string, { grade: CallScope; source: GradeSource }> {
+  return Object.fromEntries(tools.map((tool) => [tool.name, gradeOf(tool, overrides)]));
 }
 
 function listingFailed(error: unknown, serverUrl: string): never {
@@ -91,10 +124,13 @@ function listingFailed(error: unknown, serverUrl: string): never {
 /**
  * Registers a server: discovery and `tools/list` first, so nothing is stored for a URL that is
  * not an MCP server. A server that answers without authorization is `auth: "none"`, and the
- * tools it listed are snapshot v1, accepted by the registration (the operator chose them by
- * registering). One that answers 401 with protected resource metadata is `auth: "oauth"`: no
- * snapshot until a user connects and the app is refreshed; that first snapshot then needs an
- * operator's acceptance like any later one.
+ * tools it listed are snapshot v1. The registration accepts it (the operator chose the server by
+ * registering it) unless the server's own annotations would grade a callable tool as a read or a
+ * write: a destructive tool may claim `readOnlyHint`, so hints decide nothing until an operator
+ * has seen the grades they give and accepted the snapshot, or registered the app trusting them.
+ * One that answers 401 with protected resource metadata is `auth: "oauth"`: no snapshot until a
+ * user connects and the app is refreshed; that first snapshot then needs an operator's
+ * acceptance like any later one.
  */
 export async function registerMcpApp(
   deps: RegistryDeps,
@@ -118,6 +154,8 @@ export async function registerMcpApp(
     timeoutMs: deps.config.upstream.timeoutMs,
   }).catch((error: unknown) => listingFailed(error, input.serverUrl));
   const tools = listing.kind === 'tools' ? listing.tools : null;
+  const hinted = tools === null ? [] : gradedByHints(tools, input);
+  const acceptFirst = tools !== null && (input.trustAnnotations || hinted.length === 0);
   const registered = await deps.sql.begin(async (tx) => {
     const created = await insertMcpApp(
       tx,
@@ -128,27 +166,27 @@ export async function registerMcpApp(
         updatedBy: actor.agentId,
       },
       tools,
+      acceptFirst,
     );
     if (!created) return null;
     await recordRegistryEvent(tx, actor, {
       app: input.id,
       operation: 'register',
       decision: 'allowed',
-      reason:
-        tools === null
-          ? `registered MCP server ${input.serverUrl} (asks for authorization): no tools until a user connects and an operator accepts the first snapshot`
-          : `registered MCP server ${input.serverUrl}; snapshot v1 (${String(tools.length)} tools) accepted by the registration`,
+      reason: registrationReason(input, tools, hinted),
       request: {
         id: input.id,
         name: input.name,
         server_url: input.serverUrl,
         tool_allowlist: input.toolAllowlist,
         grade_overrides: input.gradeOverrides,
+        trust_annotations: input.trustAnnotations,
       },
       response: {
         auth: created.app.auth,
         accepted_version: created.app.acceptedVersion,
         tools: (tools ?? []).map((tool) => tool.name),
+        grades: gradesOf(tools ?? [], input.gradeOverrides),
         ...(listing.kind === 'oauth'
           ? { authorization_servers: listing.authorizationServers }
           : {}),
@@ -160,6 +198,25 @@ export async function registerMcpApp(
     throw new RegistryError('id_taken', `The environment already has an app "${input.id}".`);
   }
   return registered;
+}
+
+function registrationReason(
+  input: Registration,
+  tools: McpToolDefinition[] | null,
+  hinted: readonly string[],
+): string {
+  const registered = `registered MCP server ${input.serverUrl}`;
+  if (tools === null) {
+    return `${registered} (asks for authorization): no tools until a user connects and an operator accepts the first snapshot`;
+  }
+  const count = `${String(tools.length)} tools`;
+  if (hinted.length === 0) {
+    return `${registered}; snapshot v1 (${count}) accepted by the registration: no grade comes from the server's annotations`;
+  }
+  if (input.trustAnnotations) {
+    return `${registered}; snapshot v1 (${count}) accepted by the registration, trusting the server's annotations: ${hinted.join(', ')}`;
+  }
+  return `${registered}; snapshot v1 (${count}) waits for an operator's acceptance: the server's own annotations grade ${hinted.join(', ')}`;
 }
 
 async function appOrNotFound(
@@ -276,7 +333,13 @@ export async function acceptMcpAppSnapshot(
         decision: 'allowed',
         reason: `snapshot v${String(version)} accepted (was ${previous === null ? 'none' : `v${String(previous)}`}): ${changesInWords(changes)}`,
         request: { id, version },
-        response: { accepted_version: version, previous_version: previous, changes },
+        response: {
+          accepted_version: version,
+          previous_version: previous,
+          changes,
+          // What the operator accepted each grade as, and on whose word.
+          grades: gradesOf(standing.accepted?.tools ?? [], standing.app.gradeOverrides),
+        },
       });
     }
     return standing;

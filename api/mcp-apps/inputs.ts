@@ -65,6 +65,10 @@ export const registerMcpAppBody = z
     }),
     tool_allowlist: toolAllowlist.optional(),
     grade_overrides: gradeOverrides.optional(),
+    trust_annotations: z.boolean().optional().meta({
+      description:
+        "Trust the server's own annotations to grade its tools: the first snapshot is accepted by the registration even where `readOnlyHint` or `destructiveHint: false` make a tool a read or a write. Absent or false: such a snapshot waits for an operator to review each tool's grade and where it came from, then accept it (`POST /v1/mcp-apps/{app}/accept`). A server's hints are its own claims; a destructive tool may say it only reads.",
+    }),
   })
   .meta({ id: 'register_mcp_app_input' });
 

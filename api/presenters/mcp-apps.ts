@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { McpAppStanding } from '../../activities/db/mcp-apps.js';
 import { toolStanding } from '../../activities/mcp-apps/tool-standing.js';
 import { hasChanges, toolChanges } from '../../workflows/catalog/mcp-tool-changes.js';
-import type { McpToolDefinition } from '../../workflows/catalog/mcp-tools.js';
+import { gradeOf, type McpToolDefinition } from '../../workflows/catalog/mcp-tools.js';
 import { iso, optionalTimestamp, timestamp } from './timestamps.js';
 
 const grade = z.enum(['read', 'write', 'destructive']);
@@ -106,7 +106,10 @@ export const mcpAppSchema = remoteAppSchema
     }),
     tools: z.array(
       toolSummarySchema.extend({
-        grade_source: z.enum(['override', 'annotations']),
+        grade_source: z.enum(['override', 'annotations', 'default']).meta({
+          description:
+            "Where the grade comes from: the operator's `override`, the server's own `annotations` (which count once an operator accepted the snapshot that shows them, or the app was registered with `trust_annotations`), or the `default` for a tool without hints (destructive)",
+        }),
         annotations: annotationsSchema,
         input_schema: z.record(z.string(), z.unknown()),
       }),
@@ -217,7 +220,7 @@ export function presentMcpApp(standing: McpAppStanding): McpAppView {
     grade_overrides: app.gradeOverrides,
     tools: toolsOf(standing).map((tool) => ({
       ...summaryOf(standing, tool),
-      grade_source: Object.hasOwn(app.gradeOverrides, tool.name) ? 'override' : 'annotations',
+      grade_source: gradeOf(tool, app.gradeOverrides).source,
       annotations: tool.annotations ?? null,
       input_schema: tool.inputSchema,
     })),

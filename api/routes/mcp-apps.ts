@@ -184,6 +184,7 @@ export function mcpAppRoutes(deps: ApiDeps): Router {
       serverUrl: body.server_url,
       toolAllowlist: body.tool_allowlist ?? null,
       gradeOverrides: body.grade_overrides ?? {},
+      trustAnnotations: body.trust_annotations ?? false,
     }).catch(registryFailure('register'));
     res.json({ data: presentMcpApp(standing) });
   });

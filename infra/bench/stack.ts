@@ -186,11 +186,16 @@ export async function startBenchStack(options: {
     });
     const { access_token: accessToken } = (await exported.json()) as { access_token: string };
 
-    // A remote MCP server as an operator registers it; its echo tool is a read.
+    // A remote MCP server as an operator registers it, trusting its annotations: echo is a read.
     const registered = await fetch(`${api.url}/v1/mcp-apps`, {
       method: 'POST',
       headers: { authorization: `Bearer ${approverKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ id: 'everything', name: 'Everything', server_url: everything.url }),
+      body: JSON.stringify({
+        id: 'everything',
+        name: 'Everything',
+        server_url: everything.url,
+        trust_annotations: true,
+      }),
     });
     if (registered.status !== 200) {
       throw new Error(`registering server-everything failed: ${await registered.text()}`);

@@ -315,7 +315,7 @@ const mcpAppCommand = <A extends unknown[]>(
 apps
   .command('register')
   .description(
-    'register a remote MCP server as an app: lists its tools now, and keeps them as the accepted snapshot (a server that asks for authorization: once a user connected, `apps refresh` through the API)',
+    "register a remote MCP server as an app: lists its tools now and keeps them as snapshot 1, accepted by the registration unless the server's own annotations grade a tool as a read or a write (then review the grades with `apps show` and `apps accept --version 1`); a server that asks for authorization: once a user connected, `apps refresh` through the API",
   )
   .argument('<app>', 'the app id: a slug no catalog app has, e.g. linear-mcp')
   .requiredOption('--env <name>', 'environment the app belongs to')
@@ -323,6 +323,10 @@ apps
   .option('--name <name>', 'its display name (default: the id)')
   .option('--allow <tools>', 'only these tools become actions, comma-separated')
   .option('--grade <tool=grade,…>', 'grade overrides: read, write or destructive per tool')
+  .option(
+    '--trust-annotations',
+    "accept snapshot 1 now, trusting the server's own annotations to grade its tools",
+  )
   .option('--json', 'print JSON instead of text')
   .action(mcpAppCommand(registerMcpAppCommand));
 apps

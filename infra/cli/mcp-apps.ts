@@ -133,10 +133,7 @@ function describe(view: McpAppView, json: boolean | undefined): string {
     view.tools,
     [
       ['TOOL', (tool) => tool.name],
-      [
-        'GRADE',
-        (tool) => (tool.grade_source === 'override' ? `${tool.grade} (override)` : tool.grade),
-      ],
+      ['GRADE', (tool) => `${tool.grade} (${GRADE_SOURCE_WORDS[tool.grade_source]})`],
       ['CALLABLE', (tool) => (tool.callable ? 'yes' : 'no')],
       ['WHY NOT', (tool) => tool.refused_because ?? ''],
     ],
@@ -158,11 +155,23 @@ function describe(view: McpAppView, json: boolean | undefined): string {
   ].join('\n');
 }
 
+const GRADE_SOURCE_WORDS: Record<McpAppView['tools'][number]['grade_source'], string> = {
+  override: 'override',
+  annotations: "server's annotations",
+  default: 'no hints',
+};
+
 export async function registerMcpAppCommand(
   sql: Sql,
   settings: McpAppSettings,
   id: string,
-  options: McpAppCommandOptions & { url: string; name?: string; allow?: string; grade?: string },
+  options: McpAppCommandOptions & {
+    url: string;
+    name?: string;
+    allow?: string;
+    grade?: string;
+    trustAnnotations?: boolean;
+  },
 ): Promise<string> {
   const body = parsed(registerMcpAppBody, {
     id,
@@ -170,6 +179,7 @@ export async function registerMcpAppCommand(
     server_url: options.url,
     ...(options.allow === undefined ? {} : { tool_allowlist: parseToolList(options.allow) }),
     ...(options.grade === undefined ? {} : { grade_overrides: parseGrades(options.grade) }),
+    ...(options.trustAnnotations === true ? { trust_annotations: true } : {}),
   });
   const deps: RegistryDeps = { sql, config: settings };
   const standing = await registerMcpApp(deps, await actorIn(sql, options.env), {
@@ -178,6 +188,7 @@ export async function registerMcpAppCommand(
     serverUrl: body.server_url,
     toolAllowlist: body.tool_allowlist ?? null,
     gradeOverrides: body.grade_overrides ?? {},
+    trustAnnotations: body.trust_annotations ?? false,
   }).catch(failed);
   return describe(presentMcpApp(standing), options.json);
 }

@@ -55,10 +55,22 @@ describe('gatehouse apps register|refresh|accept|update|remove', () => {
       grade: 'get-env=destructive',
     });
     expect(registered).toMatch(/^auth +none: every user may call its tools$/m);
-    expect(registered).toMatch(/^snapshots +accepted v1, latest v1, checked /m);
-    expect(registered).toMatch(/^echo +read +yes *$/m);
-    expect(registered).toMatch(/^get-env +destructive \(override\) +yes *$/m);
-    expect(registered).toMatch(/^toggle-simulated-logging +write +yes *$/m);
+    // The server's own annotations grade its tools: nothing is callable until they are accepted.
+    expect(registered).toMatch(/^snapshots +none accepted, latest v1, checked /m);
+    expect(registered).toMatch(
+      /^pending +v1 \(added .*\): gatehouse apps accept everything --version 1/m,
+    );
+    expect(registered).toMatch(/^echo +read \(server's annotations\) +no +tool "echo"/m);
+    expect(registered).toMatch(/^get-env +destructive \(override\) +no /m);
+
+    const reviewed = await acceptMcpAppCommand(db.sql, settings, 'everything', {
+      ...env,
+      version: '1',
+    });
+    expect(reviewed).toMatch(/^snapshots +accepted v1, latest v1, checked /m);
+    expect(reviewed).toMatch(/^echo +read \(server's annotations\) +yes *$/m);
+    expect(reviewed).toMatch(/^get-env +destructive \(override\) +yes *$/m);
+    expect(reviewed).toMatch(/^toggle-simulated-logging +write \(server's annotations\) +yes *$/m);
 
     rewriter.rewrite = (tools) =>
       tools.map((tool) =>
@@ -74,7 +86,7 @@ describe('gatehouse apps register|refresh|accept|update|remove', () => {
       /^pending +v2 \(changed echo \(description\)\): gatehouse apps accept everything --version 2/m,
     );
     expect(refreshed).toMatch(
-      /^echo +read +no +tool "echo" of app "everything" changed its description/m,
+      /^echo +read \(server's annotations\) +no +tool "echo" of app "everything" changed its description/m,
     );
 
     const accepted = await acceptMcpAppCommand(db.sql, settings, 'everything', {
@@ -82,7 +94,7 @@ describe('gatehouse apps register|refresh|accept|update|remove', () => {
       version: '2',
     });
     expect(accepted).toMatch(/^pending +nothing$/m);
-    expect(accepted).toMatch(/^echo +read +yes *$/m);
+    expect(accepted).toMatch(/^echo +read \(server's annotations\) +yes *$/m);
 
     const updated = await updateMcpAppCommand(db.sql, settings, 'everything', {
       ...env,
@@ -102,7 +114,7 @@ describe('gatehouse apps register|refresh|accept|update|remove', () => {
     const audit = (await (
       await fetch(`${api.url}/v1/audit`, { headers: bearer(key.key) })
     ).json()) as { data: { action: string; agent_id: string; via: string }[] };
-    expect(audit.data.filter((event) => event.action === 'everything.*')).toHaveLength(4);
+    expect(audit.data.filter((event) => event.action === 'everything.*')).toHaveLength(5);
     expect(audit.data[0]).toMatchObject({ agent_id: 'cli', via: 'operator' });
 
     const listed = await listAppsCommand(config, {}, { sql: db.sql, name: 'cli-mcp' });
@@ -158,7 +170,17 @@ describe('gatehouse apps register|refresh|accept|update|remove', () => {
         MCP_APPS_ALLOW_PRIVATE: 'true',
       };
       const registered = await runCli(
-        ['apps', 'register', 'binary', '--env', 'cli-mcp', '--url', everything.url, '--json'],
+        [
+          'apps',
+          'register',
+          'binary',
+          '--env',
+          'cli-mcp',
+          '--url',
+          everything.url,
+          '--trust-annotations',
+          '--json',
+        ],
         env,
       );
       expect(registered).toMatchObject({ code: 0, stderr: '' });

@@ -39,7 +39,13 @@ function register(): Promise<Answer> {
   return answered(
     'the registration',
     stack.request(stack.key, 'POST', '/v1/mcp-apps', {
-      body: { id: `raw-${String(apps)}`, name: 'Raw', server_url: server.url },
+      // Trusting the server's annotations: its read-only tool is callable at once.
+      body: {
+        id: `raw-${String(apps)}`,
+        name: 'Raw',
+        server_url: server.url,
+        trust_annotations: true,
+      },
     }),
   );
 }

@@ -33,12 +33,15 @@ function errorOf(answer: Answer): { code: string; message: string; issues?: { pa
 
 let apps = 0;
 
-/** Registers server-everything (through the rewriter) as a fresh app of the stack's environment. */
+/**
+ * Registers server-everything (through the rewriter) as a fresh app of the stack's environment,
+ * trusting its annotations (tool-grades.test.ts is about when not to).
+ */
 async function registerEverything(body: Record<string, unknown> = {}): Promise<string> {
   apps += 1;
   const id = `everything-${String(apps)}`;
   const answer = await stack.request(stack.key, 'POST', '/v1/mcp-apps', {
-    body: { id, name: 'Everything', server_url: rewriter.url, ...body },
+    body: { id, name: 'Everything', server_url: rewriter.url, trust_annotations: true, ...body },
   });
   if (answer.status !== 200) throw new Error(`registering failed: ${JSON.stringify(answer.body)}`);
   return id;

@@ -31,18 +31,32 @@ export interface McpToolDefinition {
 export const MCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /**
- * The grade a tool is governed at: the operator's override, else `readOnlyHint: true` → read,
- * else `destructiveHint: false` → write, else destructive (the MCP default for a tool that says
- * nothing is that it may destroy).
+ * Where a tool's grade comes from: the operator's override, the server's own annotations, or
+ * the default for a tool that says nothing (`destructive`, the strictest: MCP's default for a
+ * tool without hints is that it may destroy). Only `annotations` is the server's word, which
+ * counts once an operator has seen it or the app trusts the server's annotations.
  */
+export type GradeSource = 'override' | 'annotations' | 'default';
+
+/**
+ * The grade a tool is governed at, and its source: the operator's override, else
+ * `readOnlyHint: true` → read, else `destructiveHint: false` → write, else destructive.
+ */
+export function gradeOf(
+  tool: Pick<McpToolDefinition, 'name' | 'annotations'>,
+  overrides: Readonly<Record<string, CallScope>>,
+): { grade: CallScope; source: GradeSource } {
+  // Own keys only: a tool named `constructor` or `__proto__` must not find Object's members.
+  const override = Object.hasOwn(overrides, tool.name) ? overrides[tool.name] : undefined;
+  if (override) return { grade: override, source: 'override' };
+  if (tool.annotations?.readOnlyHint === true) return { grade: 'read', source: 'annotations' };
+  if (tool.annotations?.destructiveHint === false) return { grade: 'write', source: 'annotations' };
+  return { grade: 'destructive', source: 'default' };
+}
+
 export function toolGrade(
   tool: Pick<McpToolDefinition, 'name' | 'annotations'>,
   overrides: Readonly<Record<string, CallScope>>,
 ): CallScope {
-  // Own keys only: a tool named `constructor` or `__proto__` must not find Object's members.
-  const override = Object.hasOwn(overrides, tool.name) ? overrides[tool.name] : undefined;
-  if (override) return override;
-  if (tool.annotations?.readOnlyHint === true) return 'read';
-  if (tool.annotations?.destructiveHint === false) return 'write';
-  return 'destructive';
+  return gradeOf(tool, overrides).grade;
 }

@@ -902,8 +902,11 @@ export interface components {
         callable: boolean;
         /** @description Why calls are refused (`denied_by_policy`), when they are */
         refused_because: string | null;
-        /** @enum {string} */
-        grade_source: 'override' | 'annotations';
+        /**
+         * @description Where the grade comes from: the operator's `override`, the server's own `annotations` (which count once an operator accepted the snapshot that shows them, or the app was registered with `trust_annotations`), or the `default` for a tool without hints (destructive)
+         * @enum {string}
+         */
+        grade_source: 'override' | 'annotations' | 'default';
         /** @description The server's hints, as it listed them; null when it gave none */
         annotations: {
           title?: string;
@@ -955,6 +958,8 @@ export interface components {
       grade_overrides?: {
         [key: string]: 'read' | 'write' | 'destructive';
       };
+      /** @description Trust the server's own annotations to grade its tools: the first snapshot is accepted by the registration even where `readOnlyHint` or `destructiveHint: false` make a tool a read or a write. Absent or false: such a snapshot waits for an operator to review each tool's grade and where it came from, then accept it (`POST /v1/mcp-apps/{app}/accept`). A server's hints are its own claims; a destructive tool may say it only reads. */
+      trust_annotations?: boolean;
     };
     list_mcp_apps_output: components['schemas']['McpApp'][];
     McpApp: {
@@ -1028,8 +1033,11 @@ export interface components {
         callable: boolean;
         /** @description Why calls are refused (`denied_by_policy`), when they are */
         refused_because: string | null;
-        /** @enum {string} */
-        grade_source: 'override' | 'annotations';
+        /**
+         * @description Where the grade comes from: the operator's `override`, the server's own `annotations` (which count once an operator accepted the snapshot that shows them, or the app was registered with `trust_annotations`), or the `default` for a tool without hints (destructive)
+         * @enum {string}
+         */
+        grade_source: 'override' | 'annotations' | 'default';
         /** @description The server's hints, as it listed them; null when it gave none */
         annotations: {
           title?: string;
@@ -1137,8 +1145,11 @@ export interface components {
         callable: boolean;
         /** @description Why calls are refused (`denied_by_policy`), when they are */
         refused_because: string | null;
-        /** @enum {string} */
-        grade_source: 'override' | 'annotations';
+        /**
+         * @description Where the grade comes from: the operator's `override`, the server's own `annotations` (which count once an operator accepted the snapshot that shows them, or the app was registered with `trust_annotations`), or the `default` for a tool without hints (destructive)
+         * @enum {string}
+         */
+        grade_source: 'override' | 'annotations' | 'default';
         /** @description The server's hints, as it listed them; null when it gave none */
         annotations: {
           title?: string;
@@ -1246,8 +1257,11 @@ export interface components {
         callable: boolean;
         /** @description Why calls are refused (`denied_by_policy`), when they are */
         refused_because: string | null;
-        /** @enum {string} */
-        grade_source: 'override' | 'annotations';
+        /**
+         * @description Where the grade comes from: the operator's `override`, the server's own `annotations` (which count once an operator accepted the snapshot that shows them, or the app was registered with `trust_annotations`), or the `default` for a tool without hints (destructive)
+         * @enum {string}
+         */
+        grade_source: 'override' | 'annotations' | 'default';
         /** @description The server's hints, as it listed them; null when it gave none */
         annotations: {
           title?: string;
@@ -1365,8 +1379,11 @@ export interface components {
         callable: boolean;
         /** @description Why calls are refused (`denied_by_policy`), when they are */
         refused_because: string | null;
-        /** @enum {string} */
-        grade_source: 'override' | 'annotations';
+        /**
+         * @description Where the grade comes from: the operator's `override`, the server's own `annotations` (which count once an operator accepted the snapshot that shows them, or the app was registered with `trust_annotations`), or the `default` for a tool without hints (destructive)
+         * @enum {string}
+         */
+        grade_source: 'override' | 'annotations' | 'default';
         /** @description The server's hints, as it listed them; null when it gave none */
         annotations: {
           title?: string;
@@ -1474,8 +1491,11 @@ export interface components {
         callable: boolean;
         /** @description Why calls are refused (`denied_by_policy`), when they are */
         refused_because: string | null;
-        /** @enum {string} */
-        grade_source: 'override' | 'annotations';
+        /**
+         * @description Where the grade comes from: the operator's `override`, the server's own `annotations` (which count once an operator accepted the snapshot that shows them, or the app was registered with `trust_annotations`), or the `default` for a tool without hints (destructive)
+         * @enum {string}
+         */
+        grade_source: 'override' | 'annotations' | 'default';
         /** @description The server's hints, as it listed them; null when it gave none */
         annotations: {
           title?: string;
