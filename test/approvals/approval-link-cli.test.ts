@@ -1,37 +1,36 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { approvalLinkToken, hashLinkToken } from '../../activities/approvals/link-token.js';
 import { openApproval, type Approval } from '../../activities/db/approvals.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import type { Config } from '../../infra/config.js';
-import { freePort } from '../../infra/dev/free-port.js';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { holdApiPort, startTestApi } from '../support/api.js';
 import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
-let api: TestApi;
 let config: Config;
 let env: Record<string, string>;
 let environmentId: string;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  // Held before the configuration names it: the links the CLI prints must reach this API.
+  const listening = started.add(await holdApiPort());
+  db = started.add(await createTestDatabase());
   const encryptionKey = randomBytes(32).toString('base64');
   // The CLI, the API and the worker share the encryption key and the public URL.
   config = testConfig(db.url, {
     ENCRYPTION_KEY: encryptionKey,
-    API_PORT: String(await freePort()),
+    API_PORT: String(listening.port),
   });
-  api = await startTestApi(config, db.sql);
+  // The links point at PUBLIC_URL: this API answers there.
+  started.add(await startTestApi(config, db.sql, { listening }));
   env = { DATABASE_URL: db.url, ENCRYPTION_KEY: encryptionKey, PUBLIC_URL: config.api.publicUrl };
   environmentId = (await ensureEnvironment(db.sql, 'ops')).id;
-});
-
-afterAll(async () => {
-  await api.close();
-  await db.drop();
 });
 
 function pending(requestedFrom: string[]): Promise<Approval> {

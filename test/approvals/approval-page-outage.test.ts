@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findApproval } from '../../activities/db/approvals.js';
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import { CONTENT_SECURITY_POLICY } from '../../api/connect/pages/index.js';
-import { freePort } from '../../infra/dev/free-port.js';
-import {
-  startTemporalDevServer,
-  type TemporalDevServer,
-} from '../../infra/dev/temporal-dev-server.js';
-import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import type { TestKey } from '../support/keys.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { agentUnderPolicy, approvalIdOf, linksOf } from './approval-stack.js';
 import { answeredWithin } from '../support/answered-within.js';
+import { stopsAfterAll } from '../support/stops.js';
+import { startRestartableTemporal, type RestartableTemporal } from '../support/temporal-server.js';
 
 /**
  * Issue 19, item 6: with Temporal stopped, a decision posted on the hosted approval page is
@@ -27,41 +23,28 @@ const DEADLINE_MS = 5000;
 /** Far above the deadline, for a loaded machine: only "an answer came" is asserted. */
 const BUDGET_MS = 45_000;
 
-let dir: string;
-let port: number;
-let temporal: TemporalDevServer;
+let temporal: RestartableTemporal;
 let stack: CallStack;
 let receiver: Receiver;
 let secret: string;
 let agent: TestKey;
 let publicOrigin: string;
-
-function startTemporal(): Promise<TemporalDevServer> {
-  return resolveTemporalCli().then((cli) =>
-    startTemporalDevServer({
-      cli,
-      port,
-      uiPort: null,
-      namespace: 'default',
-      dbFile: path.join(dir, 'temporal.sqlite'),
-    }),
-  );
-}
+const started = stopsAfterAll();
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-page-outage-'));
-  port = await freePort();
-  temporal = await startTemporal();
-  // Decision links are built from PUBLIC_URL, so the API must listen where it says.
-  stack = await startCallStack({
-    env: {
-      API_PORT: String(await freePort()),
-      TEMPORAL_ADDRESS: temporal.address,
-      REQUEST_DEADLINE_MS: String(DEADLINE_MS),
-    },
-  });
+  const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-page-outage-'));
+  started.push(() => rm(dir, { recursive: true, force: true }));
+  temporal = started.add(
+    await startRestartableTemporal({ dbFile: path.join(dir, 'temporal.sqlite') }),
+  );
+  // Decision links are built from PUBLIC_URL: the call stack's API listens where it says.
+  stack = started.add(
+    await startCallStack({
+      env: { TEMPORAL_ADDRESS: temporal.address, REQUEST_DEADLINE_MS: String(DEADLINE_MS) },
+    }),
+  );
   publicOrigin = new URL(stack.config.api.publicUrl).origin;
-  receiver = await startReceiver();
+  receiver = started.add(await startReceiver());
   secret = generateWebhookSecret();
   const set = await stack.request(stack.key, 'PUT', '/v1/webhook-endpoint', {
     body: { url: receiver.url, secret },
@@ -70,13 +53,6 @@ beforeAll(async () => {
   await stack.connect('u_page_outage');
   agent = await agentUnderPolicy(stack, 'outage', { requested_from: ['alice'], ttl_seconds: 3600 });
 }, 120_000);
-
-afterAll(async () => {
-  await stack.stop();
-  await receiver.close();
-  await temporal.stop();
-  await rm(dir, { recursive: true, force: true });
-});
 
 function answered<T>(what: string, pending: Promise<T>): Promise<T> {
   return answeredWithin(what, BUDGET_MS, pending);
@@ -140,7 +116,7 @@ describe('the approval page while Temporal is stopped', () => {
 
     // Temporal back with its state: the person tries again, as told, and the decision applies
     // once; the agent's retry then runs the call once.
-    temporal = await startTemporal();
+    await temporal.start();
     await stack.restartWorker();
     const again = await decide(url, 'approve');
     expect(again.status).toBe(200);

@@ -2,10 +2,10 @@ import { expect } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import type { DecisionLink } from '../../activities/approvals/decision-links.js';
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
-import { freePort } from '../../infra/dev/free-port.js';
 import type { ApprovalView } from '../../workflows/call-types.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { startOrUndo } from '../support/stops.js';
 import {
   deliveriesOf,
   startReceiver,
@@ -29,23 +29,17 @@ export interface RequestedEvent {
 }
 
 export async function startApprovalStack(): Promise<ApprovalStack> {
-  // Decision links are built from PUBLIC_URL, so the API must listen where it says.
-  const stack = await startCallStack({ env: { API_PORT: String(await freePort()) } });
-  const receiver = await startReceiver();
-  const secret = generateWebhookSecret();
-  const set = await stack.request(stack.key, 'PUT', '/v1/webhook-endpoint', {
-    body: { url: receiver.url, secret },
+  return startOrUndo(async (stops) => {
+    // Decision links are built from PUBLIC_URL: the call stack's API listens where it says.
+    const stack = stops.add(await startCallStack());
+    const receiver = stops.add(await startReceiver());
+    const secret = generateWebhookSecret();
+    const set = await stack.request(stack.key, 'PUT', '/v1/webhook-endpoint', {
+      body: { url: receiver.url, secret },
+    });
+    expect(set.status).toBe(200);
+    return { stack, receiver, secret, stop: () => stops.stopAll() };
   });
-  expect(set.status).toBe(200);
-  return {
-    stack,
-    receiver,
-    secret,
-    async stop() {
-      await receiver.close();
-      await stack.stop();
-    },
-  };
 }
 
 /** A standard (calling) key for agent `<policyId>-bot`, governed by its own policy. */

@@ -2,7 +2,6 @@ import { createCipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Payload } from '@temporalio/common';
 import { findApproval } from '../../activities/db/approvals.js';
-import { freePort } from '../../infra/dev/free-port.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import {
   ENCRYPTED_ENCODING,
@@ -118,8 +117,8 @@ let held: { workflowId: string; approvalId: string; title: string };
 let receiver: Receiver;
 
 beforeAll(async () => {
-  // Connect links end at the callback of PUBLIC_URL, so the API must listen where it says.
-  stack = await startCallStack({ env: { API_PORT: String(await freePort()) } });
+  // Connect links end at the callback of PUBLIC_URL: the call stack's API listens where it says.
+  stack = await startCallStack();
   stranger = await createTestKey(stack.db.sql, { env: 'other', access: 'full', agentId: 'other' });
   // Approval webhooks are delivered (and their workflows started) only to an environment with an
   // endpoint: this one has one, so its webhook workflows' payloads can be read here.

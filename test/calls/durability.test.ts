@@ -2,13 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { freePort } from '../../infra/dev/free-port.js';
-import {
-  startTemporalDevServer,
-  type TemporalDevServer,
-} from '../../infra/dev/temporal-dev-server.js';
-import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
+import { startRestartableTemporal } from '../support/temporal-server.js';
 import { startWorkerProcess } from '../support/worker-process.js';
 
 /**
@@ -57,17 +52,8 @@ describe('a held call', () => {
   it('survives a restart of the Temporal server with its persistent database', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-durable-'));
     stops.push(() => rm(dir, { recursive: true, force: true }));
-    const cli = await resolveTemporalCli();
-    const port = await freePort();
-    const options = {
-      cli,
-      port,
-      uiPort: null,
-      namespace: 'default',
-      dbFile: path.join(dir, 'temporal.sqlite'),
-    };
-    let server: TemporalDevServer = await startTemporalDevServer(options);
-    stops.push(() => server.stop());
+    const server = await startRestartableTemporal({ dbFile: path.join(dir, 'temporal.sqlite') });
+    stops.push(() => server.close());
 
     const stack = await startCallStack({ env: { TEMPORAL_ADDRESS: server.address } });
     stops.push(() => stack.stop());
@@ -77,7 +63,7 @@ describe('a held call', () => {
 
     await stack.worker.stop();
     await server.stop();
-    server = await startTemporalDevServer(options);
+    await server.start();
     await stack.restartWorker();
 
     const approved = await stack.request(stack.approver, 'POST', `/v1/approvals/${id}/approve`);

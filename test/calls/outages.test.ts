@@ -1,9 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Client, Connection } from '@temporalio/client';
 import { createSql } from '../../infra/database/client.js';
-import { freePort } from '../../infra/dev/free-port.js';
-import { startTemporalDevServer } from '../../infra/dev/temporal-dev-server.js';
-import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
 import type { CallSummary, governedCall } from '../../workflows/call.js';
 import { startTestApi } from '../support/api.js';
 import { answerOf, startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
@@ -12,6 +9,7 @@ import { testConfig } from '../support/config.js';
 import { createTestDatabase } from '../support/database.js';
 import { bearer, createTestKey } from '../support/keys.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
+import { startTestTemporal } from '../support/temporal-server.js';
 import { answeredWithin } from '../support/answered-within.js';
 
 /**
@@ -136,13 +134,7 @@ describe('with the worker stopped', () => {
 
 describe('with Temporal unreachable', () => {
   it('answers calls, decisions and readiness 503 while it is frozen, and applies nothing late', async () => {
-    const port = await freePort();
-    const server = await startTemporalDevServer({
-      cli: await resolveTemporalCli(),
-      port,
-      uiPort: null,
-      namespace: 'default',
-    });
+    const server = await startTestTemporal();
     stops.push(() => server.stop());
     const stack = await startCallStack({ env: { ...DEADLINE, TEMPORAL_ADDRESS: server.address } });
     stops.push(() => stack.stop());
@@ -150,7 +142,7 @@ describe('with Temporal unreachable', () => {
     const input = { title: 'decided while Temporal was frozen' };
     const id = approvalId(await stack.run('acme.create_task', { user: 'u_frozen', input }));
 
-    const pid = await childPidWith(['--port', String(port)]);
+    const pid = await childPidWith(['--port', String(server.port)]);
     process.kill(pid, 'SIGSTOP');
     let answers: [Answer, Answer, Answer];
     try {

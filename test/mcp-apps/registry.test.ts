@@ -1,11 +1,11 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { freePort } from '../../infra/dev/free-port.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { REFUSED_PORT } from '../support/refused-port.js';
 import { startServerEverything, type McpServerProcess } from '../../infra/dev/server-everything.js';
 import {
   startToolsListRewriter,
@@ -291,11 +291,10 @@ describe('POST /v1/mcp-apps: registering server-everything', () => {
 
   it('answers 503 upstream_unavailable for a server nobody answers at, and keeps nothing', async () => {
     const id = nextId('unreachable');
-    const port = await freePort();
     const answer = await register({
       id,
       name: 'Nobody',
-      server_url: `http://127.0.0.1:${String(port)}/mcp`,
+      server_url: `http://127.0.0.1:${String(REFUSED_PORT)}/mcp`,
     });
     expect(answer.status).toBe(503);
     expect(errorOf(answer)).toMatchObject({ code: 'upstream_unavailable', retryable: true });

@@ -8,7 +8,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createConnectLink } from '../../activities/db/connect-links.js';
 import { upsertConnectedUser } from '../../activities/db/connected-users.js';
-import { freePort } from '../../infra/dev/free-port.js';
 import {
   api,
   registerMcpApp,
@@ -16,6 +15,7 @@ import {
   type McpAuthStack,
 } from '../support/mcp-auth-stack.js';
 import { walkMcpLink } from '../support/mcp-connect-walk.js';
+import { REFUSED_PORT } from '../support/refused-port.js';
 
 interface Stub {
   url: string;
@@ -156,7 +156,7 @@ describe('an MCP app Gatehouse cannot discover', () => {
 
   it('that does not answer: 503 upstream_unavailable', async () => {
     await stack.db.sql`
-      update mcp_apps set server_url = ${`http://127.0.0.1:${String(await freePort())}/mcp`}
+      update mcp_apps set server_url = ${`http://127.0.0.1:${String(REFUSED_PORT)}/mcp`}
       where id = 'no-pkce'`;
     const response = await createLink('u_down');
     expect(response.status).toBe(503);

@@ -9,7 +9,6 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../infra/dev/free-port.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { mintSession } from './mcp-client.js';
 import { ensureNode22 } from './node22.js';
@@ -122,8 +121,9 @@ function runnerSaid(): string {
 beforeAll(async () => {
   const node = await ensureNode22();
   // The server checks Origin against PUBLIC_URL (DNS rebinding), and the runner sends the
-  // session address's own origin as a valid one: the API must listen where PUBLIC_URL says.
-  const started = await startCallStack({ env: { API_PORT: String(await freePort()) } });
+  // session address's own origin as a valid one: the call stack's API listens where PUBLIC_URL
+  // says.
+  const started = await startCallStack();
   stack = started;
   await started.connect('u_ann');
   // The address carries its secret: the runner, which sets no headers, needs nothing else.

@@ -3,7 +3,6 @@
 // does not end in /mcp with /mcp, dropping the session's token. The address now ends in /mcp,
 // addresses minted before still answer, and a request that lost its token is told so.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { freePort } from '../../infra/dev/free-port.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { connectMcp, mintSession, type MintedSession } from './mcp-client.js';
 import { ensureInspector, inspectorCli, readmeInspectorVersion } from './inspector.js';
@@ -43,9 +42,9 @@ const withoutFinalMcp = (url: string) => url.replace(/\/mcp$/, '');
 const secretOf = (url: string) => /\/mcp\/(gkmcp_[A-Za-z0-9_-]{32})/.exec(url)?.[1] ?? '';
 
 beforeAll(async () => {
-  // The Inspector runs outside this process and reaches the address as minted: the API must
-  // listen where PUBLIC_URL says.
-  stack = await startCallStack({ env: { API_PORT: String(await freePort()) } });
+  // The Inspector runs outside this process and reaches the address as minted: the call stack's
+  // API listens where PUBLIC_URL says.
+  stack = await startCallStack();
   await stack.connect('u_ann');
   session = await mintSession(stack, { user: 'u_ann' });
 }, 300_000);

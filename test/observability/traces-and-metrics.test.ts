@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../infra/dev/free-port.js';
 import { answerOf, startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { bearer } from '../support/keys.js';
 import {
@@ -45,18 +44,22 @@ beforeAll(async () => {
     OTEL_BSP_SCHEDULE_DELAY: '200',
     TRACE_URL_TEMPLATE: TRACE_UI,
   };
-  const [apiPort, workerPort] = [await freePort(), await freePort()];
-  apiMetrics = `http://127.0.0.1:${String(apiPort)}/metrics`;
-  workerMetrics = `http://127.0.0.1:${String(workerPort)}/metrics`;
+  // Port 0: each process binds a free port for its metrics and says which when it is ready.
+  const metricsEnv = { ...env, METRICS_ADDRESS: '127.0.0.1:0' };
   [worker, api] = await Promise.all([
-    startServiceProcess('worker', stack.config, {
-      env: { ...env, METRICS_ADDRESS: `127.0.0.1:${String(workerPort)}` },
+    startServiceProcess('worker', stack.config, { env: metricsEnv }).then((started) => {
+      stops.unshift(() => started.stop());
+      return started;
     }),
-    startServiceProcess('api', stack.config, {
-      env: { ...env, METRICS_ADDRESS: `127.0.0.1:${String(apiPort)}` },
+    startServiceProcess('api', stack.config, { env: metricsEnv }).then((started) => {
+      stops.unshift(() => started.stop());
+      return started;
     }),
   ]);
-  stops.unshift(() => Promise.all([api.stop(), worker.stop()]));
+  apiMetrics = api.metricsUrl ?? '';
+  workerMetrics = worker.metricsUrl ?? '';
+  expect(apiMetrics).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+  expect(workerMetrics).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
 }, 360_000);
 
 afterAll(async () => {

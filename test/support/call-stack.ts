@@ -1,9 +1,10 @@
 import { saveRefreshedTokens } from '../../activities/db/connections.js';
 import type { Config } from '../../infra/config.js';
-import { startTestApi, type TestApi } from './api.js';
+import { holdApiPort, startTestApi, type TestApi } from './api.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { bearer, createTestKey, type TestKey } from './keys.js';
 import { startAcmeFixture, type AcmeFixture, type SeededConnection } from './seed-connection.js';
+import { startOrUndo } from './stops.js';
 import { startTestWorker, type TestWorker } from './worker.js';
 
 export interface Answer<B = Record<string, unknown>> {
@@ -60,7 +61,9 @@ export interface CallStack {
 
 /**
  * A governed-call test's world, for real: its own database, the demo app as `acme` with users
- * connected to it, a worker, the API, and a full-access key in environment `test`.
+ * connected to it, a worker, the API, and a full-access key in environment `test`. The API's port
+ * is held before anything is configured, so PUBLIC_URL (links, redirect URIs) is where it listens.
+ * A start that fails part-way stops what it had started.
  */
 export async function startCallStack(
   options: {
@@ -70,85 +73,89 @@ export async function startCallStack(
     appUrls?: Record<string, string>;
   } = {},
 ): Promise<CallStack> {
-  const db = await createTestDatabase();
-  const acme = await startAcmeFixture(db.sql, db.url, {
-    ...(options.accessTokenTtlSeconds
-      ? { accessTokenTtlSeconds: options.accessTokenTtlSeconds }
-      : {}),
-    ...(options.env ? { env: options.env } : {}),
-    ...(options.appUrls ? { appUrls: options.appUrls } : {}),
-  });
-  const config = acme.config;
-  let worker = await startTestWorker(config, db.sql);
-  const api = await startTestApi(config, db.sql);
-  const key = await createTestKey(db.sql, { env: 'test', access: 'full', agentId: 'test-agent' });
-  const approver = await createTestKey(db.sql, {
-    env: 'test',
-    access: 'full',
-    agentId: 'approver',
-  });
+  return startOrUndo(async (stops) => {
+    const listening = stops.add(await holdApiPort());
+    const db = stops.add(await createTestDatabase());
+    const env = { API_PORT: String(listening.port), ...options.env };
+    const acme = stops.add(
+      await startAcmeFixture(db.sql, db.url, {
+        ...(options.accessTokenTtlSeconds
+          ? { accessTokenTtlSeconds: options.accessTokenTtlSeconds }
+          : {}),
+        env,
+        ...(options.appUrls ? { appUrls: options.appUrls } : {}),
+      }),
+    );
+    const config = acme.config;
+    let worker = await startTestWorker(config, db.sql);
+    // The worker running now: `restartWorker` replaces it.
+    stops.push(() => worker.stop());
+    const api = stops.add(await startTestApi(config, db.sql, { listening }));
+    const key = await createTestKey(db.sql, { env: 'test', access: 'full', agentId: 'test-agent' });
+    const approver = await createTestKey(db.sql, {
+      env: 'test',
+      access: 'full',
+      agentId: 'approver',
+    });
 
-  const stack: CallStack = {
-    db,
-    acme,
-    config,
-    worker,
-    api,
-    key,
-    approver,
-    environmentId: key.environmentId,
-    connect: (externalId) => acme.connect({ environmentId: key.environmentId, externalId }),
-    async request(who, method, path, opts = {}) {
-      const headers: Record<string, string> = {
-        ...bearer(typeof who === 'string' ? who : who.key),
-        ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...opts.headers,
-      };
-      const response = await fetch(`${api.url}${path}`, {
-        method,
-        headers,
-        ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
-        ...(opts.raw === undefined ? {} : { body: opts.raw }),
-      });
-      return answerOf(response);
-    },
-    run(action, body, opts = {}) {
-      return stack.request(opts.key ?? key, 'POST', `/v1/actions/${action}/run`, {
-        body,
-        ...(opts.headers ? { headers: opts.headers } : {}),
-      });
-    },
-    async setDefaults(defaults, extra = {}) {
-      const answer = await stack.request(key, 'PUT', '/v1/policies/default', {
-        body: { name: 'Default', agents: ['*'], defaults, ...extra },
-      });
-      if (answer.status !== 200)
-        throw new Error(`policy update failed: ${JSON.stringify(answer.body)}`);
-    },
-    async forgetAccessToken(seeded) {
-      await saveRefreshedTokens(
-        db.sql,
-        config.encryption,
-        seeded.connection.id,
-        {
-          accessToken: 'forgotten-by-the-app',
-          refreshToken: seeded.refreshToken,
-          expiresAt: new Date(Date.now() + 3600_000),
-        },
-        null,
-      );
-    },
-    async restartWorker() {
-      await worker.stop();
-      worker = await startTestWorker(config, db.sql);
-      stack.worker = worker;
-    },
-    async stop() {
-      await api.close();
-      await worker.stop();
-      await acme.stop();
-      await db.drop();
-    },
-  };
-  return stack;
+    const stack: CallStack = {
+      db,
+      acme,
+      config,
+      worker,
+      api,
+      key,
+      approver,
+      environmentId: key.environmentId,
+      connect: (externalId) => acme.connect({ environmentId: key.environmentId, externalId }),
+      async request(who, method, path, opts = {}) {
+        const headers: Record<string, string> = {
+          ...bearer(typeof who === 'string' ? who : who.key),
+          ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...opts.headers,
+        };
+        const response = await fetch(`${api.url}${path}`, {
+          method,
+          headers,
+          ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
+          ...(opts.raw === undefined ? {} : { body: opts.raw }),
+        });
+        return answerOf(response);
+      },
+      run(action, body, opts = {}) {
+        return stack.request(opts.key ?? key, 'POST', `/v1/actions/${action}/run`, {
+          body,
+          ...(opts.headers ? { headers: opts.headers } : {}),
+        });
+      },
+      async setDefaults(defaults, extra = {}) {
+        const answer = await stack.request(key, 'PUT', '/v1/policies/default', {
+          body: { name: 'Default', agents: ['*'], defaults, ...extra },
+        });
+        if (answer.status !== 200)
+          throw new Error(`policy update failed: ${JSON.stringify(answer.body)}`);
+      },
+      async forgetAccessToken(seeded) {
+        await saveRefreshedTokens(
+          db.sql,
+          config.encryption,
+          seeded.connection.id,
+          {
+            accessToken: 'forgotten-by-the-app',
+            refreshToken: seeded.refreshToken,
+            expiresAt: new Date(Date.now() + 3600_000),
+          },
+          null,
+        );
+      },
+      async restartWorker() {
+        await worker.stop();
+        worker = await startTestWorker(config, db.sql);
+        stack.worker = worker;
+      },
+      // Last started first: the API, the worker, the demo app, the database, the held port.
+      stop: () => stops.stopAll(),
+    };
+    return stack;
+  });
 }

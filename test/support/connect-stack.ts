@@ -4,12 +4,12 @@ import { createAuthConfig } from '../../activities/db/auth-configs.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/redirect-uri.js';
 import type { Config } from '../../infra/config.js';
-import { freePort } from '../../infra/dev/free-port.js';
 import { startDemoApp, type DemoApp } from '../../infra/demo-app/index.js';
-import { startTestApi, type TestApi } from './api.js';
+import { holdApiPort, startTestApi, type TestApi } from './api.js';
 import { testConfig } from './config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { createTestKey, type TestKey } from './keys.js';
+import { startOrUndo } from './stops.js';
 import { startTestWorker, type TestWorker } from './worker.js';
 
 export interface ConnectStack {
@@ -33,45 +33,47 @@ export interface ConnectStack {
 export async function startConnectStack(
   options: { accessTokenTtlSeconds?: number; env?: Record<string, string> } = {},
 ): Promise<ConnectStack> {
-  const db = await createTestDatabase();
-  const demo = await startDemoApp({ accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600 });
-  const config = testConfig(db.url, {
-    API_PORT: String(await freePort()),
-    APP_URLS: JSON.stringify({ acme: demo.url }),
-    ...options.env,
+  return startOrUndo(async (stops) => {
+    // Held before the configuration names it: the OAuth redirect comes back to it.
+    const listening = stops.add(await holdApiPort());
+    const db = stops.add(await createTestDatabase());
+    const demo = stops.add(
+      await startDemoApp({ accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600 }),
+    );
+    const config = testConfig(db.url, {
+      API_PORT: String(listening.port),
+      APP_URLS: JSON.stringify({ acme: demo.url }),
+      ...options.env,
+    });
+    const client = { clientId: 'gatehouse-test', clientSecret: randomBytes(16).toString('hex') };
+    await demo.registerClient({
+      ...client,
+      redirectUris: [`${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`],
+    });
+    const environment = await ensureEnvironment(db.sql, 'test');
+    await createAuthConfig(db.sql, config.encryption, {
+      environmentId: environment.id,
+      app: 'acme',
+      name: 'demo client',
+      ...client,
+    });
+    const worker = stops.add(await startTestWorker(config, db.sql));
+    const api = stops.add(await startTestApi(config, db.sql, { listening }));
+    const key = await createTestKey(db.sql, { env: 'test', access: 'full', agentId: 'test-agent' });
+    return {
+      db,
+      config,
+      demo,
+      api,
+      worker,
+      temporal: api.temporal,
+      key,
+      environmentId: environment.id,
+      client,
+      // Last started first: the API, the worker, the demo app, the database, the held port.
+      stop: () => stops.stopAll(),
+    };
   });
-  const client = { clientId: 'gatehouse-test', clientSecret: randomBytes(16).toString('hex') };
-  await demo.registerClient({
-    ...client,
-    redirectUris: [`${config.api.publicUrl}${CONNECT_CALLBACK_PATH}`],
-  });
-  const environment = await ensureEnvironment(db.sql, 'test');
-  await createAuthConfig(db.sql, config.encryption, {
-    environmentId: environment.id,
-    app: 'acme',
-    name: 'demo client',
-    ...client,
-  });
-  const worker = await startTestWorker(config, db.sql);
-  const api = await startTestApi(config, db.sql);
-  const key = await createTestKey(db.sql, { env: 'test', access: 'full', agentId: 'test-agent' });
-  return {
-    db,
-    config,
-    demo,
-    api,
-    worker,
-    temporal: api.temporal,
-    key,
-    environmentId: environment.id,
-    client,
-    async stop() {
-      await api.close();
-      await worker.stop();
-      await demo.stop();
-      await db.drop();
-    },
-  };
 }
 
 export async function createLink(

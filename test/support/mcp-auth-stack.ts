@@ -1,12 +1,12 @@
 import { Writable } from 'node:stream';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import type { Config } from '../../infra/config.js';
-import { freePort } from '../../infra/dev/free-port.js';
 import { createLogger } from '../../infra/logger.js';
-import { startTestApi, type TestApi } from './api.js';
+import { holdApiPort, startTestApi, type TestApi } from './api.js';
 import { testConfig } from './config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { createTestKey, type TestKey } from './keys.js';
+import { startOrUndo } from './stops.js';
 import { startTestWorker, type TestWorker } from './worker.js';
 
 /**
@@ -28,35 +28,36 @@ export interface McpAuthStack {
 export async function startMcpAuthStack(
   options: { env?: Record<string, string> } = {},
 ): Promise<McpAuthStack> {
-  const db = await createTestDatabase();
-  const config = testConfig(db.url, { API_PORT: String(await freePort()), ...options.env });
-  const environment = await ensureEnvironment(db.sql, 'test');
-  const workerLogs: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      workerLogs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
+  return startOrUndo(async (stops) => {
+    // Held before the configuration names it: authorization servers redirect back to it.
+    const listening = stops.add(await holdApiPort());
+    const db = stops.add(await createTestDatabase());
+    const config = testConfig(db.url, { API_PORT: String(listening.port), ...options.env });
+    const environment = await ensureEnvironment(db.sql, 'test');
+    const workerLogs: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        workerLogs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+        done();
+      },
+    });
+    const worker = stops.add(
+      await startTestWorker(config, db.sql, { logger: createLogger({ level: 'warn' }, sink) }),
+    );
+    const api = stops.add(await startTestApi(config, db.sql, { listening }));
+    const key = await createTestKey(db.sql, { env: 'test', access: 'full', agentId: 'operator' });
+    return {
+      db,
+      config,
+      api,
+      worker,
+      key,
+      environmentId: environment.id,
+      workerLogs,
+      // Last started first: the API, the worker, the database, the held port.
+      stop: () => stops.stopAll(),
+    };
   });
-  const worker = await startTestWorker(config, db.sql, {
-    logger: createLogger({ level: 'warn' }, sink),
-  });
-  const api = await startTestApi(config, db.sql);
-  const key = await createTestKey(db.sql, { env: 'test', access: 'full', agentId: 'operator' });
-  return {
-    db,
-    config,
-    api,
-    worker,
-    key,
-    environmentId: environment.id,
-    workerLogs,
-    async stop() {
-      await api.close();
-      await worker.stop();
-      await db.drop();
-    },
-  };
 }
 
 /**

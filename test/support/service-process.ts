@@ -17,6 +17,11 @@ export interface ServiceProcess {
   pid: number;
   /** The API's own address (its port); empty for a worker. */
   url: string;
+  /**
+   * Its Prometheus endpoint as the process reported it when ready (METRICS_ADDRESS may name
+   * port 0: the process binds a free one and says which), or null without one.
+   */
+  metricsUrl: string | null;
   /** The last few kilobytes the process wrote, for failure messages. */
   output(): string;
   /** Whether the process has ended. */
@@ -71,6 +76,26 @@ async function until(
   }
 }
 
+/** The log line each process writes once it serves: the API once it listens on its port. */
+const READY_MESSAGE = { api: 'api listening', worker: 'worker running' } as const;
+
+interface ReadyLine {
+  msg: string;
+  url?: string;
+  metrics?: string | null;
+}
+
+/** The process's own "ready" log line, parsed, when `line` is it. */
+function readyLineOf(kind: 'api' | 'worker', line: string): ReadyLine | null {
+  if (!line.includes(READY_MESSAGE[kind])) return null;
+  try {
+    const parsed = JSON.parse(line) as ReadyLine;
+    return parsed.msg === READY_MESSAGE[kind] ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * `gatehouse api` or `gatehouse worker` as a process of its own, as in production, resolved once
  * it is ready: an API when `/readyz` answers 200 (Postgres and Temporal reachable), a worker when
@@ -87,8 +112,9 @@ export async function startServiceProcess(
     try {
       return await startOnce(kind, config, options);
     } catch (error) {
-      // The free port was taken between choosing it and listening on it: choose another.
-      if (!(error instanceof PortTakenError) || attempt === 3) throw error;
+      // The free port was taken between choosing it and listening on it (the CLI must be told
+      // its port, and PUBLIC_URL names it): choose another, a bounded number of times.
+      if (!(error instanceof PortTakenError) || attempt === 5) throw error;
     }
   }
 }
@@ -120,10 +146,14 @@ async function startOnce(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let tail = '';
-  let running = false;
+  let partial = '';
+  const seen: { ready: ReadyLine | null } = { ready: null };
   const onData = (chunk: Buffer) => {
-    tail = (tail + chunk.toString('utf8')).slice(-16_000);
-    if (!running && tail.includes('"msg":"worker running"')) running = true;
+    const text = chunk.toString('utf8');
+    tail = (tail + text).slice(-16_000);
+    const lines = (partial + text).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) seen.ready ??= readyLineOf(kind, line);
   };
   // Always drained: a full pipe would stall the process.
   child.stdout.on('data', onData);
@@ -139,6 +169,7 @@ async function startOnce(
     kind,
     pid: child.pid ?? 0,
     url,
+    metricsUrl: null,
     output: () => tail,
     exited: () => exit !== null,
     async stop(graceMs = 60_000) {
@@ -151,16 +182,20 @@ async function startOnce(
     },
   };
 
+  // The process's own line first: it says this process listens on the port (another program on
+  // it would answer /readyz too), and where its metrics are. The API is then ready once /readyz
+  // finds Postgres and Temporal reachable.
   const ready =
     kind === 'api'
       ? async () => {
+          if (seen.ready?.url !== url) return false;
           try {
             return (await fetch(`${url}/readyz`)).ok;
           } catch {
-            return false; // not listening yet
+            return false;
           }
         }
-      : () => running;
+      : () => seen.ready !== null;
   try {
     await until(
       ready,
@@ -174,5 +209,6 @@ async function startOnce(
     if (kind === 'api' && tail.includes('EADDRINUSE')) throw new PortTakenError(String(error));
     throw error;
   }
+  service.metricsUrl = seen.ready?.metrics ?? null;
   return service;
 }

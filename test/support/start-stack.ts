@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../infra/dev/embedded-postgres.js';
 import { freePort } from '../../infra/dev/free-port.js';
+import { startOnFreePorts } from '../../infra/dev/port-retry.js';
 import { startTemporalDevServer } from '../../infra/dev/temporal-dev-server.js';
 import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
 import { bundleWorkflows } from '../../worker/bundle.js';
@@ -28,20 +29,23 @@ export async function startStack(): Promise<void> {
   await chmod(dir, 0o755);
   const stops: (() => Promise<void>)[] = [];
 
+  // Postgres and Temporal must be told their ports: each starts on a free one and, when another
+  // program took it before the server could listen, on another (infra/dev/port-retry.ts).
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    const pg = await startEmbeddedPostgres({
-      directory: path.join(dir, 'postgres'),
-      port: await freePort(),
-      password: randomBytes(12).toString('hex'),
-    });
+    const password = randomBytes(12).toString('hex');
+    const { started: pg } = await startOnFreePorts({ port: await freePort() }, ({ port }) =>
+      startEmbeddedPostgres({ directory: path.join(dir, 'postgres'), port, password }),
+    );
     stops.push(() => pg.stop());
     adminUrl = pg.url('postgres');
   }
 
-  const [temporal, bundle] = await Promise.all([
+  const [{ started: temporal }, bundle] = await Promise.all([
     resolveTemporalCli().then(async (cli) =>
-      startTemporalDevServer({ cli, port: await freePort(), uiPort: null, namespace: 'default' }),
+      startOnFreePorts({ port: await freePort() }, ({ port }) =>
+        startTemporalDevServer({ cli, port, uiPort: null, namespace: 'default' }),
+      ),
     ),
     bundleWorkflows(),
   ]);
