@@ -353,11 +353,12 @@ export class CallWorkflows {
     workflowId: string,
     approvalId: string,
     waitMs: number,
+    signal?: AbortSignal,
   ): Promise<ApprovalStatus | 'ended' | 'unknown'> {
     const bounds = this.bounds(waitMs);
     const handle = this.client.workflow.getHandle(workflowId);
-    try {
-      return await sendUpdate(
+    const send = () =>
+      sendUpdate(
         this.client,
         () =>
           handle.startUpdate(awaitDecisionUpdate, {
@@ -368,7 +369,11 @@ export class CallWorkflows {
         bounds,
         (error) => failureType(error) === UNPROCESSED_UPDATE,
       );
+    try {
+      // Ended by `signal` when no one waits for it any more: its calls are cancelled.
+      return await (signal ? this.client.withAbortSignal(signal, send) : send());
     } catch (error) {
+      if (signal?.aborted) return 'unknown';
       if (failureType(error) === CALL_ENDED || error instanceof WorkflowNotFoundError) {
         return 'ended';
       }

@@ -15,6 +15,7 @@ export interface HeldCallRunner {
     workflowId: string,
     approvalId: string,
     waitMs: number,
+    signal?: AbortSignal,
   ): Promise<ApprovalStatus | 'ended' | 'unknown'>;
 }
 
@@ -29,6 +30,9 @@ export function heldApprovalId(answer: GivenAnswer): string | null {
 interface SharedWait {
   /** True once the approval is decided; false when the wait ended without a decision. */
   decided: Promise<boolean>;
+  /** The callers on it now: the wait ends with the last (see `leave`). */
+  callers: number;
+  end: AbortController;
   /** The retry after the decision, sent by the first caller still waiting then. */
   run?: Promise<{ answer: GivenAnswer; requestId: string }>;
 }
@@ -92,12 +96,17 @@ export class WaitingCalls {
   ): Promise<GivenAnswer | null> {
     let wait = this.shared.get(approvalId);
     if (!wait) {
-      const decided = this.awaitDecision(call, approvalId);
-      wait = { decided };
-      this.shared.set(approvalId, wait);
+      const end = new AbortController();
+      const decided = this.awaitDecision(call, approvalId, end.signal);
+      const started: SharedWait = { decided, callers: 0, end };
+      wait = started;
+      this.shared.set(approvalId, started);
       // Callers arriving after the decision retry as any caller would.
-      void decided.finally(() => this.shared.delete(approvalId));
+      void decided.finally(() => {
+        if (this.shared.get(approvalId) === started) this.shared.delete(approvalId);
+      });
     }
+    wait.callers += 1;
     const timer = new AbortController();
     const stopWaiting = () => {
       timer.abort();
@@ -114,6 +123,7 @@ export class WaitingCalls {
     } finally {
       gone.removeEventListener('abort', stopWaiting);
       timer.abort();
+      this.leave(approvalId, wait);
     }
     if (!decided || gone.aborted) return null;
     wait.run ??= this.calls
@@ -126,15 +136,32 @@ export class WaitingCalls {
     return outcome.answer;
   }
 
+  /**
+   * A caller is done waiting. The last one ends the wait in the workflow: an Update and its
+   * result's long poll left running for no one would hold one of the workflow's Update slots,
+   * and a call open on the API's Temporal connection, for up to `maxWaitMs`.
+   */
+  private leave(approvalId: string, wait: SharedWait): void {
+    wait.callers -= 1;
+    if (wait.callers > 0) return;
+    if (this.shared.get(approvalId) === wait) this.shared.delete(approvalId);
+    wait.end.abort();
+  }
+
   /** This process's one wait in the workflow holding the approval. Never rejects. */
-  private async awaitDecision(call: CallRequest, approvalId: string): Promise<boolean> {
+  private async awaitDecision(
+    call: CallRequest,
+    approvalId: string,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     try {
       const approval = await findApproval(this.sql, call.environmentId, approvalId);
-      if (!approval) return false;
+      if (!approval || signal.aborted) return false;
       const status = await this.calls.awaitDecision(
         approval.workflowId,
         approvalId,
         this.maxWaitMs,
+        signal,
       );
       return status === 'approved' || status === 'rejected';
     } catch {
