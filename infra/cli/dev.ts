@@ -118,6 +118,12 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
       `  Temporal      ${stack.temporalAddress}   (namespace ${process.env.TEMPORAL_NAMESPACE ?? 'default'}, task queue ${process.env.TEMPORAL_TASK_QUEUE ?? 'gatehouse'})`,
       `  Demo app      ${stack.demoAppUrl}   (app "${DEMO_APP}", OAuth client registered)`,
       `  Postgres      ${redactPassword(stack.databaseUrl)}${stack.externalDatabase ? '' : `   (embedded, data in ${shown(dataDir)})`}`,
+      // Root runs it as the postgres user, which cannot enter this folder: say where it is.
+      ...(stack.postgresClusterElsewhere
+        ? [
+            `                (its cluster is in ${stack.postgresClusterElsewhere}, which the postgres user can reach)`,
+          ]
+        : []),
       `  Logs          ${shown(logFile)}   (everything, as JSON; here only warnings and errors)`,
       ...(stack.metricsUrl ? [`  Metrics       ${stack.metricsUrl}   (METRICS_ADDRESS)`] : []),
       ...(stack.tracesEndpoint

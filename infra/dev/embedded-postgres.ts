@@ -11,6 +11,8 @@ import { describeExit, spawnService, type ServiceExit } from './service-process.
 
 export interface LocalPostgres {
   port: number;
+  /** Where the cluster is: the folder asked for, or the one root keeps for the postgres user. */
+  cluster: string;
   /** URL of a database on this server (the database must exist, see `ensureDatabase`). */
   url(database: string): string;
   ensureDatabase(database: string): Promise<void>;
@@ -187,6 +189,7 @@ export async function startEmbeddedPostgres(
     `postgres://${USER}:${encodeURIComponent(options.password)}@127.0.0.1:${String(options.port)}/${database}`;
   return {
     port: options.port,
+    cluster,
     url,
     async ensureDatabase(database: string) {
       const admin = postgres(url('postgres'), { max: 1, onnotice: () => undefined });

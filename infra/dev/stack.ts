@@ -45,6 +45,8 @@ export interface DevStack {
   externalDatabase: boolean;
   /** The embedded Postgres's port for this run (null with DATABASE_URL): the CLI's way in. */
   postgresPort: number | null;
+  /** Where its cluster is, when not in the data folder (root, a checkout out of its reach). */
+  postgresClusterElsewhere: string | null;
   /** Preferred ports that were taken: the banner must say so (issue 15.3). */
   replacedPorts: ReplacedPort[];
   /** Where Prometheus scrapes this process (METRICS_ADDRESS), or null. */
@@ -163,6 +165,7 @@ export async function startDevStack(
     };
 
     let postgresPort: number | null = null;
+    let postgresClusterElsewhere: string | null = null;
     let databaseUrl = process.env.DATABASE_URL;
     if (!databaseUrl) {
       const { started: pg, ports: bound } = await startStep(
@@ -187,6 +190,7 @@ export async function startDevStack(
       // where it runs now is in the running stack's record, which the CLI reads.
       moved('postgres', state.postgres.port, bound.postgres);
       postgresPort = bound.postgres;
+      if (pg.cluster !== localPostgresDir) postgresClusterElsewhere = pg.cluster;
       await startStep('embedded Postgres', REMEDIES.embeddedPostgres, () =>
         pg.ensureDatabase(LOCAL_DATABASE),
       );
@@ -352,6 +356,7 @@ export async function startDevStack(
       metricsUrl: metrics?.url ?? null,
       tracesEndpoint: tracing ? otlpEndpoint : null,
       postgresPort,
+      postgresClusterElsewhere,
       lost,
       ...keys,
       stop,

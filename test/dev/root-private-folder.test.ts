@@ -38,6 +38,10 @@ asRoot('as root, from a checkout in a folder of mode 0700', () => {
       expect(dev.field('Postgres')).toMatch(
         /^postgres:\/\/gatehouse:\*\*\*@127\.0\.0\.1:\d+\/gatehouse$/,
       );
+      // Where the cluster is, when not in .data: linked from .data/postgres, and said.
+      const cluster = await realpath(path.join(dataDir, 'postgres'));
+      expect(cluster).toMatch(/^\/var\/lib\/gatehouse\/postgres-[0-9a-f]{16}$/);
+      expect(dev.output()).toContain(`(its cluster is in ${cluster}, which the postgres user`);
       const policy = await fetch(`${dev.field('API')}/v1/policies/default`, {
         headers: { authorization: `Bearer ${dev.field('Agent key')}` },
       });
