@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { revokeApiKey } from '../../activities/db/api-keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -15,9 +16,11 @@ let narrow: TestKey;
 let noFundedRead: TestKey;
 let otherEnv: TestKey;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
   full = await createTestKey(db.sql, { env: 'production', access: 'full', agentId: 'ops-bot' });
   standard = await createTestKey(db.sql, { env: 'production', access: 'standard' });
   readOnly = await createTestKey(db.sql, { env: 'production', access: 'read_only' });
@@ -32,11 +35,6 @@ beforeAll(async () => {
     scopes: ['auth_configs:read', 'auth_configs:manage', 'funded_access:manage'],
   });
   otherEnv = await createTestKey(db.sql, { env: 'staging', access: 'full' });
-});
-
-afterAll(async () => {
-  await api.close();
-  await db.drop();
 });
 
 function fundedAccess(headers: Record<string, string>, method = 'GET', body?: unknown) {

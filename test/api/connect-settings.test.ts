@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: ConnectStack;
 /** connect_settings:read and :manage (a full key's defaults). */
@@ -85,9 +86,11 @@ const DEFAULTS = {
   updated_by: null,
 };
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   // The connect stack's environment `test` has an auth config for acme, so links can be made.
-  stack = await startConnectStack();
+  stack = started.add(await startConnectStack());
   const business = { env: 'test', audience: 'business' } as const;
   admin = await createTestKey(stack.db.sql, { ...business, access: 'full', agentId: 'brand-bot' });
   readOnly = await createTestKey(stack.db.sql, { ...business, access: 'read_only' });
@@ -107,10 +110,6 @@ beforeAll(async () => {
     access: 'full',
     audience: 'business',
   });
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 describe('GET /v1/connect-settings (get_connect_settings)', () => {

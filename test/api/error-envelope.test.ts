@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createSql } from '../../infra/database/client.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 const BODY_LIMIT = 2048;
 
@@ -11,15 +12,14 @@ let db: TestDatabase;
 let api: TestApi;
 let full: TestKey;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url, { BODY_LIMIT_BYTES: String(BODY_LIMIT) }), db.sql);
-  full = await createTestKey(db.sql, { access: 'full' });
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await api.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  api = started.add(
+    await startTestApi(testConfig(db.url, { BODY_LIMIT_BYTES: String(BODY_LIMIT) }), db.sql),
+  );
+  full = await createTestKey(db.sql, { access: 'full' });
 });
 
 interface Envelope {

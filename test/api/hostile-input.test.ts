@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { bearer } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Client mistakes and hostile bytes at the edge (issue 11, items 1, 5, 6 and 8): each is answered
@@ -10,13 +11,11 @@ import { bearer } from '../support/keys.js';
  */
 let stack: CallStack;
 
-beforeAll(async () => {
-  stack = await startCallStack();
-  await stack.connect('u_alice');
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await stack.stop();
+beforeAll(async () => {
+  stack = started.add(await startCallStack());
+  await stack.connect('u_alice');
 });
 
 interface ErrorBody {

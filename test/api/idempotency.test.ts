@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   ABANDONED_AFTER_SECONDS,
   claimIdempotencyKey,
@@ -10,6 +10,7 @@ import { canonicalJson } from '../../api/calls/fingerprint.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { startConnectStack, type ConnectStack } from '../support/connect-stack.js';
 import { createTestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: ConnectStack;
 let second: TestApi;
@@ -69,19 +70,16 @@ async function managementPost(
   };
 }
 
-beforeAll(async () => {
-  stack = await startConnectStack();
-  // A second API process on the same database: keys must hold across instances.
-  second = await startTestApi(
-    { ...stack.config, api: { ...stack.config.api, port: 0 } },
-    stack.db.sql,
-    { temporal: stack.temporal },
-  );
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await second.close();
-  await stack.stop();
+beforeAll(async () => {
+  stack = started.add(await startConnectStack());
+  // A second API process on the same database: keys must hold across instances.
+  second = started.add(
+    await startTestApi({ ...stack.config, api: { ...stack.config.api, port: 0 } }, stack.db.sql, {
+      temporal: stack.temporal,
+    }),
+  );
 });
 
 describe('Idempotency-Key on POST', () => {

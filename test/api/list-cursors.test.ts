@@ -2,9 +2,10 @@
 // query and in the answer, whatever the key. `GET /v1/approvals` answered a `business` key with
 // `nextCursor` only, where the audit log and the users list answer `cursor` to the same key; it
 // now answers `cursor`, and `nextCursor` too (the same value) until the date the README gives.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: CallStack;
 /** Full, `business` audience: the admin key of `gatehouse dev`. */
@@ -14,8 +15,10 @@ let backend: TestKey;
 
 const USER = 'u_pages';
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   business = await createTestKey(stack.db.sql, {
     env: 'test',
     access: 'full',
@@ -38,10 +41,6 @@ beforeAll(async () => {
     expect(held.status).toBe(403);
   }
 }, 300_000);
-
-afterAll(async () => {
-  await stack.stop();
-});
 
 type Page = Answer<{ data: { id: string }[]; cursor?: string | null; nextCursor?: string | null }>;
 

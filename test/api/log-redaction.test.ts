@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import express from 'express';
 import { loggableUrl, requestLog } from '../../api/http/request-log.js';
 import { createLogger, redactHeaders } from '../../infra/logger.js';
@@ -8,20 +8,18 @@ import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let api: TestApi;
 let key: TestKey;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
-  key = await createTestKey(db.sql, { env: 'test', access: 'full', audience: 'business' });
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await api.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
+  key = await createTestKey(db.sql, { env: 'test', access: 'full', audience: 'business' });
 });
 
 /** Every value sent in a place the logs must not show, to grep the whole log for at the end. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { revealMcpOAuthClientSecret } from '../../activities/db/mcp-oauth-clients.js';
 import type { Config } from '../../infra/config.js';
 import { listApps } from '../../workflows/catalog/index.js';
@@ -7,6 +7,7 @@ import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let config: Config;
@@ -22,10 +23,12 @@ let readOnlyAccess: TestKey;
 /** Full access in another environment. */
 let stranger: TestKey;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   config = testConfig(db.url);
-  api = await startTestApi(config, db.sql);
+  api = started.add(await startTestApi(config, db.sql));
   const business = { env: 'production', audience: 'business' } as const;
   manager = await createTestKey(db.sql, { ...business, access: 'full', agentId: 'ops-console' });
   readOnlyScope = await createTestKey(db.sql, {
@@ -40,11 +43,6 @@ beforeAll(async () => {
   });
   readOnlyAccess = await createTestKey(db.sql, { ...business, access: 'read_only' });
   stranger = await createTestKey(db.sql, { env: 'staging', access: 'full', audience: 'business' });
-});
-
-afterAll(async () => {
-  await api.close();
-  await db.drop();
 });
 
 // ---- helpers ----

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 // Importing the app registers every route's operations in the OpenAPI registries.
 import '../../api/app.js';
 import { connectedUsersDocument, managementDocument } from '../../api/openapi/documents.js';
@@ -6,6 +6,7 @@ import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * What a client that sends the wrong method, or a body in another media type, is answered: 405
@@ -82,15 +83,12 @@ let db: TestDatabase;
 let api: TestApi;
 let full: TestKey;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
-  full = await createTestKey(db.sql, { access: 'full' });
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await api.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
+  full = await createTestKey(db.sql, { access: 'full' });
 });
 
 interface Envelope {

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Express } from 'express';
 import { createApp } from '../../api/app.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -57,14 +58,11 @@ function servedOperations(app: Express): string[] {
 const OUTSIDE_THE_INTERFACES =
   /^(GET|POST|_ALL) \/(healthz|readyz|favicon\.(ico|svg)|connect\/|approvals\/review\/|openapi\/|codec\/|mcp(\/|$)|mcp-clients\/)/;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await api.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
 });
 
 describe('the OpenAPI documents', () => {

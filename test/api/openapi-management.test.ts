@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -122,15 +123,12 @@ function objects(schema: Schema | undefined, seen = new Set<Schema>()): Schema[]
   return resolved.type === 'object' ? [resolved, ...nested] : nested;
 }
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
-  doc = (await (await fetch(`${api.url}/openapi/management.json`)).json()) as Document;
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await api.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
+  doc = (await (await fetch(`${api.url}/openapi/management.json`)).json()) as Document;
 });
 
 describe('the management document (SPEC.md §4.2)', () => {

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -12,9 +13,11 @@ let other: TestKey;
 /** A standard key, as agents call with: it reads policies but cannot change them. */
 let agent: TestKey;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
   admin = await createTestKey(db.sql, {
     env: 'production',
     access: 'full',
@@ -27,11 +30,6 @@ beforeAll(async () => {
   });
   reader = await createTestKey(db.sql, { env: 'production', access: 'read_only' });
   other = await createTestKey(db.sql, { env: 'staging', access: 'full' });
-});
-
-afterAll(async () => {
-  await api.close();
-  await db.drop();
 });
 
 async function call(key: TestKey, method: string, path: string, body?: unknown) {

@@ -1,24 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../support/chromium.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let api: TestApi;
 let key: TestKey;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
-  key = await createTestKey(db.sql, { env: 'test', access: 'full', audience: 'business' });
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await api.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
+  key = await createTestKey(db.sql, { env: 'test', access: 'full', audience: 'business' });
 });
 
 describe('headers on every API answer', () => {
@@ -73,16 +71,15 @@ describe('/docs', () => {
   describe('in Chromium', () => {
     let browser: Browser;
 
+    const started = stopsAfterAll();
     beforeAll(async () => {
-      browser = await chromium.launch({
-        executablePath: await ensureChromium(),
-        args: CHROMIUM_ARGS,
-      });
+      browser = started.add(
+        await chromium.launch({
+          executablePath: await ensureChromium(),
+          args: CHROMIUM_ARGS,
+        }),
+      );
     }, 600_000);
-
-    afterAll(async () => {
-      await browser.close();
-    });
 
     it('renders every document with no policy violation, opening on all operations', async () => {
       const page = await browser.newPage();

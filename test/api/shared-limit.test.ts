@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { SharedLimit } from '../../api/http/shared-limit.js';
 import { createLogger } from '../../infra/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * A key's count taken from Postgres in blocks (issue 24.2): two limiters on one database stand
@@ -12,12 +13,10 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 let db: TestDatabase;
 const log = createLogger({ level: 'silent' });
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
 });
 
 function limiter(points: number, block: number): SharedLimit {

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { upsertConnectedUser } from '../../activities/db/connected-users.js';
 import { markConnectionExpired, markConnectionRevoked } from '../../activities/db/connections.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { startAcmeFixture, type AcmeFixture } from '../support/seed-connection.js';
-import { startTestWorker, type TestWorker } from '../support/worker.js';
+import { startTestWorker } from '../support/worker.js';
 import { historyText } from '../support/workflow-history.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let acme: AcmeFixture;
-let worker: TestWorker;
 let api: TestApi;
 let full: TestKey;
 let readOnly: TestKey;
@@ -65,11 +65,13 @@ async function audit(externalId: string, daysAgo: number) {
       'acme.list_tasks', 'read', 'allowed', 'agent', 'api', ${externalId}, '{}', 'trace')`;
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  acme = await startAcmeFixture(db.sql, db.url);
-  worker = await startTestWorker(acme.config, db.sql);
-  api = await startTestApi(acme.config, db.sql);
+  db = started.add(await createTestDatabase());
+  acme = started.add(await startAcmeFixture(db.sql, db.url));
+  started.add(await startTestWorker(acme.config, db.sql));
+  api = started.add(await startTestApi(acme.config, db.sql));
   full = await createTestKey(db.sql, { access: 'full' });
   readOnly = await createTestKey(db.sql, { access: 'read_only' });
   otherEnv = await createTestKey(db.sql, { env: 'other', access: 'full' });
@@ -83,13 +85,6 @@ beforeAll(async () => {
   await seed('zed', 'acme-corp', otherEnv);
   await audit('alice', 1);
   await audit('alice', 8);
-});
-
-afterAll(async () => {
-  await api.close();
-  await worker.stop();
-  await acme.stop();
-  await db.drop();
 });
 
 describe('GET /v1/users', () => {

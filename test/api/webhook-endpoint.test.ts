@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -16,20 +17,18 @@ let other: TestKey;
 const responses: string[] = [];
 const secrets: string[] = [];
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
-  locked = await startTestApi(testConfig(db.url, { WEBHOOK_ALLOW_PRIVATE: 'false' }), db.sql);
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
+  locked = started.add(
+    await startTestApi(testConfig(db.url, { WEBHOOK_ALLOW_PRIVATE: 'false' }), db.sql),
+  );
   full = await createTestKey(db.sql, { env: 'production', access: 'full', agentId: 'ops' });
   standard = await createTestKey(db.sql, { env: 'production', access: 'standard' });
   reader = await createTestKey(db.sql, { env: 'production', access: 'read_only' });
   other = await createTestKey(db.sql, { env: 'staging', access: 'full' });
-});
-
-afterAll(async () => {
-  await locked.close();
-  await api.close();
-  await db.drop();
 });
 
 async function call(key: TestKey, method: string, body?: unknown, target: TestApi = api) {

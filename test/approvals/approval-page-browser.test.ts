@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { chromium, type Browser } from 'playwright-core';
 import type { CallStack } from '../support/call-stack.js';
@@ -11,6 +11,7 @@ import {
   startApprovalStack,
   type ApprovalStack,
 } from './approval-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let approvals: ApprovalStack;
 let stack: CallStack;
@@ -18,22 +19,19 @@ let browser: Browser;
 /** Policy `browser` asks alice. */
 let agent: TestKey;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   const executablePath = await ensureChromium();
-  approvals = await startApprovalStack();
+  approvals = started.add(await startApprovalStack());
   stack = approvals.stack;
   await stack.connect('u_browser');
   agent = await agentUnderPolicy(stack, 'browser', {
     requested_from: ['alice'],
     ttl_seconds: 3600,
   });
-  browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  browser = started.add(await chromium.launch({ executablePath, args: CHROMIUM_ARGS }));
 }, 600_000);
-
-afterAll(async () => {
-  await browser.close();
-  await approvals.stop();
-});
 
 async function titles(): Promise<string[]> {
   const answer = await stack.run('acme.list_tasks', { user: 'u_browser' });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { formToken } from '../../activities/approvals/form-token.js';
 import { CONTENT_SECURITY_POLICY } from '../../api/connect/pages/index.js';
@@ -12,6 +12,7 @@ import {
   tokenOf,
   type ApprovalStack,
 } from './approval-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let approvals: ApprovalStack;
 let stack: CallStack;
@@ -23,8 +24,10 @@ let publicOrigin: string;
 /** Every link token this file opened, to look for in the request log. */
 const tokensSeen = new Set<string>();
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  approvals = await startApprovalStack();
+  approvals = started.add(await startApprovalStack());
   stack = approvals.stack;
   publicOrigin = new URL(stack.config.api.publicUrl).origin;
   await stack.connect('u_page');
@@ -33,10 +36,6 @@ beforeAll(async () => {
     ttl_seconds: 3600,
   });
   brief = await agentUnderPolicy(stack, 'brief', { requested_from: ['alice'], ttl_seconds: 3 });
-});
-
-afterAll(async () => {
-  await approvals.stop();
 });
 
 interface Page {

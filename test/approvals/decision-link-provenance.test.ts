@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac, randomUUID } from 'node:crypto';
 import { formToken } from '../../activities/approvals/form-token.js';
 import { derivedKey, hashLinkToken } from '../../activities/approvals/link-token.js';
@@ -10,6 +10,7 @@ import {
   tokenOf,
   type ApprovalStack,
 } from './approval-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Decision links belong to people (README "Decision links"): each stored link records the channel
@@ -21,18 +22,16 @@ let approvals: ApprovalStack;
 let stack: CallStack;
 let publicOrigin: string;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   // The webhook endpoint is set with stack.key, whose agent (test-agent) also makes the calls:
   // the position of an agent holding a full key, as in issue 19.2.
-  approvals = await startApprovalStack();
+  approvals = started.add(await startApprovalStack());
   stack = approvals.stack;
   publicOrigin = new URL(stack.config.api.publicUrl).origin;
   await stack.connect('u_links');
   await stack.setDefaults({ read: 'allow', write: 'ask', destructive: 'deny' });
-});
-
-afterAll(async () => {
-  await approvals.stop();
 });
 
 interface Page {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import type { CallStack } from '../support/call-stack.js';
 import type { TestKey } from '../support/keys.js';
@@ -9,6 +9,7 @@ import {
   startApprovalStack,
   type ApprovalStack,
 } from './approval-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 19, item 9: the hosted pages count requests whose link is no good (unknown, malformed,
@@ -27,15 +28,13 @@ function newAddress(): string {
   return `198.51.100.${String(addresses)}`;
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  approvals = await startApprovalStack();
+  approvals = started.add(await startApprovalStack());
   stack = approvals.stack;
   await stack.connect('u_limits');
   agent = await agentUnderPolicy(stack, 'limits', { requested_from: ['alice'], ttl_seconds: 3600 });
-});
-
-afterAll(async () => {
-  await approvals.stop();
 });
 
 async function open(url: string, from: string) {

@@ -4,25 +4,24 @@
 // (its calls with the agent key, its inbox listings with the admin key). Under the default policy
 // `requested_from` is empty, so an inbox filtered by `requested_from=admin` found nothing; a
 // reader who skipped the optional policy change must still see a pending call.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 
 let stack: CallStack;
 let readme: string;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   readme = await readFile(README, 'utf8');
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
 }, 300_000);
-
-afterAll(async () => {
-  await stack.stop();
-});
 
 /** The text of the `###` section whose heading starts with `title`, up to the next `##`/`###`. */
 function section(title: string): string {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { insertAuditEvents, type NewAuditEvent } from '../../activities/db/audit-events.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import {
@@ -7,16 +7,16 @@ import {
   type HashedEventRow,
 } from '../../activities/audit/canonical-event.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let environmentId: string;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   environmentId = (await ensureEnvironment(db.sql, 'test')).id;
-});
-afterAll(async () => {
-  await db.drop();
 });
 
 function event(overrides: Partial<NewAuditEvent>): NewAuditEvent {

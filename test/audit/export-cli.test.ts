@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { sealEnvironment } from '../../activities/audit/seal-audit.js';
 import { parseAuditSigningKey } from '../../infra/audit-signing-key.js';
 import { insertSyntheticAuditEvents } from '../../infra/bench/synthetic-audit-events.js';
@@ -10,6 +10,7 @@ import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 const EVENTS = 5_000;
 let db: TestDatabase;
@@ -22,8 +23,10 @@ async function insertEvents(environmentId: string, from: number, count: number) 
   await insertSyntheticAuditEvents(db.sql, environmentId, { from, count });
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   admin = await createTestKey(db.sql, { env: 'export-cli', access: 'full' });
   const other = await createTestKey(db.sql, { env: 'export-cli-other', access: 'full' });
   // Sealed and unsealed events (checkpoint_id set and null), another environment's between.
@@ -32,14 +35,10 @@ beforeAll(async () => {
   const signingKey = parseAuditSigningKey(Buffer.alloc(32, 9).toString('base64'), 'x1');
   await sealEnvironment({ sql: db.sql, signingKey, settleSeconds: 0 }, admin.environmentId);
   await insertEvents(admin.environmentId, EVENTS / 2 + 1, EVENTS / 2);
-  api = await startTestApi(testConfig(db.url), db.sql);
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
   dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-audit-export-'));
+  started.push(() => rm(dir, { recursive: true, force: true }));
 }, 120_000);
-afterAll(async () => {
-  await api.close();
-  await db.drop();
-  await rm(dir, { recursive: true, force: true });
-});
 
 const exportTo = (out: string, ...args: string[]) =>
   runCli(['audit', 'export', '--env', 'export-cli', '--out', out, ...args], {

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { checkpointOver, sealEnvironment } from '../../activities/audit/seal-audit.js';
 import {
   insertCheckpoint,
@@ -15,6 +15,7 @@ import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 const SEED = Buffer.alloc(32, 13).toString('base64');
 const signingKey = parseAuditSigningKey(SEED, 'r1');
@@ -88,8 +89,10 @@ const checkpointRows = (environmentId: string) =>
     select id, last_seq, superseded_by, superseded_at from audit_checkpoints
     where environment_id = ${environmentId} order by last_seq, superseded_at is null, id`;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   await registerSigningKey(db.sql, signingKey);
   forked = await createTestKey(db.sql, { env: 'forked', access: 'full' });
   healthyId = (await createTestKey(db.sql, { env: 'healthy', access: 'full' })).environmentId;
@@ -103,12 +106,8 @@ beforeAll(async () => {
   }
   // From seq 260: sealed up to 359, 559, 859 and 1059, then two forks after 859 (to 1159).
   await forkedTrail(tamperedId, [100, 200, 300, 200, 50, 50]);
-  api = await startTestApi(testConfig(db.url), db.sql);
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
 }, 120_000);
-afterAll(async () => {
-  await api.close();
-  await db.drop();
-});
 
 describe('gatehouse audit repair', () => {
   it('mends a forked trail: the old checkpoints kept and marked, their events resealed, verify passing', async () => {

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import { sealAuditActivity, type SealFailureDetails } from '../../activities/audit/seal-audit.js';
@@ -7,15 +7,15 @@ import { insertSyntheticAuditEvents } from '../../infra/bench/synthetic-audit-ev
 import { parseAuditSigningKey } from '../../infra/audit-signing-key.js';
 import { createLogger } from '../../infra/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 const signingKey = parseAuditSigningKey(Buffer.alloc(32, 11).toString('base64'), 'f1');
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
+  db = started.add(await createTestDatabase());
 });
 
 /** Checkpoints per environment id. */

@@ -2,7 +2,7 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { insertAuditEvents } from '../../activities/db/audit-events.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import { registerSigningKey } from '../../activities/db/audit-checkpoints.js';
@@ -11,6 +11,7 @@ import { parseAuditSigningKey } from '../../infra/audit-signing-key.js';
 import { runCli } from '../support/cli.js';
 import { newAuditEvent } from '../support/audit-event.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 const signingKey = parseAuditSigningKey(
@@ -18,12 +19,11 @@ const signingKey = parseAuditSigningKey(
   't1',
 );
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   await registerSigningKey(db.sql, signingKey);
-});
-afterAll(async () => {
-  await db.drop();
 });
 
 /** An environment with six sealed events (seq gaps between them: another environment wrote in

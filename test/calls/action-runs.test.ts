@@ -1,9 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { markConnectionExpired } from '../../activities/db/connections.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
 import { historyText } from '../support/workflow-history.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: CallStack;
 let alice: SeededConnection;
@@ -29,9 +30,11 @@ function errorOf(answer: Answer): ErrorBody {
   return error;
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   // A short upstream timeout so `upstream_timeout` is provable without a long wait.
-  stack = await startCallStack({ env: { UPSTREAM_TIMEOUT_MS: '1500' } });
+  stack = started.add(await startCallStack({ env: { UPSTREAM_TIMEOUT_MS: '1500' } }));
   alice = await stack.connect('u_alice');
   secrets.push(alice.accessToken, alice.refreshToken);
   readOnly = await createTestKey(stack.db.sql, { env: 'test', access: 'read_only' });
@@ -44,10 +47,6 @@ beforeAll(async () => {
 
 afterEach(() => {
   stack.acme.demo.faults.reset();
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 describe('an allowed read', () => {

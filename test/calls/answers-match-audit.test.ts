@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { CallAnswer, CallRequest } from '../../workflows/call-types.js';
 import { actionCallRequest, sendCallUpdate } from '../support/call-update.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 19.4: every caller's audit row says what that caller was answered, under any
@@ -20,8 +21,10 @@ interface Row {
   reason: string | null;
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect('u_many');
   writer = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'writer' });
   const policy = await stack.request(stack.key, 'PUT', '/v1/policies/writers', {
@@ -32,10 +35,6 @@ beforeAll(async () => {
     },
   });
   expect(policy.status).toBe(200);
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 async function rowsOf(traceId: string): Promise<Row[]> {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   WithStartWorkflowOperation,
   WorkflowIdConflictPolicy,
@@ -14,6 +14,7 @@ import type { CallRequest } from '../../workflows/call-types.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { startReceiver } from '../support/webhook-receiver.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: CallStack;
 let readOnly: TestKey;
@@ -57,8 +58,10 @@ async function titles(user: string): Promise<string[]> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   for (const user of ['u_ann', 'u_ben', 'u_cat', 'u_dan', 'u_eve', 'u_fay', 'u_gus']) {
     await stack.connect(user);
   }
@@ -101,10 +104,6 @@ async function keyUnderOwnPolicy(policyId: string, ttlSeconds: number): Promise<
   expect(policy.status).toBe(200);
   return key;
 }
-
-afterAll(async () => {
-  await stack.stop();
-});
 
 describe('a held call', () => {
   it('gets one approval, approved once, and runs exactly once on retry', async () => {

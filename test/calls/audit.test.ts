@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: CallStack;
 let readOnly: TestKey;
@@ -34,8 +35,10 @@ async function list(query: string, key: TestKey = stack.key) {
   return answer.body as { data: ListItem[]; cursor: string | null };
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   const zoe = await stack.connect('u_zoe');
   secrets.push(zoe.accessToken, zoe.refreshToken);
   readOnly = await createTestKey(stack.db.sql, { env: 'test', access: 'read_only' });
@@ -49,10 +52,6 @@ beforeAll(async () => {
     const answer = await stack.run(action, body, { headers: { 'gatehouse-via': 'mcp' } });
     made.push({ decision, traceId: answer.headers.get('x-trace-id') ?? '', answer });
   }
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 describe('GET /v1/audit', () => {

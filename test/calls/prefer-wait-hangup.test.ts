@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * A caller waiting with `Prefer: wait` for a held write hangs up before anyone decides. The
@@ -61,14 +62,12 @@ async function decide(approvalId: string): Promise<void> {
   expect(answer.status).toBe(200);
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect(USER);
   waiter = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'waiter' });
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 describe('a caller that hung up while waiting for a decision', () => {

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 23.1: a governed call may wait for its approval's decision (`Prefer: wait=<s>`). The wait
@@ -50,14 +51,12 @@ async function auditOf(title: string) {
     where request->'input'->>'title' = ${title} order by id`;
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect('u_wait');
   waiter = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'waiter' });
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 describe('Prefer: wait on a held call (issue 23.1)', () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { markConnectionExpired } from '../../activities/db/connections.js';
 import { gzipSync } from 'node:zlib';
 import type { ApiRequestRecord } from '../../infra/demo-app/last-request.js';
@@ -8,6 +8,7 @@ import { startCallStack, type Answer, type CallStack } from '../support/call-sta
 import { createTestKey, type TestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
 import { historyText } from '../support/workflow-history.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: CallStack;
 let readOnly: TestKey;
@@ -168,9 +169,11 @@ async function rawProxy(
   return { status: answer.status, body: answer.body };
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   // A short upstream timeout so `upstream_timeout` is provable without a long wait.
-  stack = await startCallStack({ env: { UPSTREAM_TIMEOUT_MS: '1500' } });
+  stack = started.add(await startCallStack({ env: { UPSTREAM_TIMEOUT_MS: '1500' } }));
   readOnly = await createTestKey(stack.db.sql, { env: 'test', access: 'read_only' });
   secrets.push(stack.key.key, readOnly.key);
 });
@@ -178,10 +181,6 @@ beforeAll(async () => {
 afterEach(async () => {
   stack.acme.demo.faults.reset();
   await stack.setDefaults(DEFAULTS);
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 describe('an allowed read', () => {

@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { upsertConnectedUser } from '../../activities/db/connected-users.js';
 import { saveAuthorizedConnection } from '../../activities/db/connections.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * A catalog app other than the demo app, through the whole call path: APP_URLS points Slack's
@@ -21,6 +22,8 @@ interface Received {
 let stack: CallStack;
 let slack: http.Server;
 const received: Received[] = [];
+
+const started = stopsAfterAll();
 
 beforeAll(async () => {
   slack = http.createServer((req, res) => {
@@ -46,9 +49,12 @@ beforeAll(async () => {
       );
     });
   });
+  started.push(() => new Promise((resolve) => slack.close(resolve)));
   await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
   const { port } = slack.address() as AddressInfo;
-  stack = await startCallStack({ appUrls: { slack: `http://127.0.0.1:${String(port)}` } });
+  stack = started.add(
+    await startCallStack({ appUrls: { slack: `http://127.0.0.1:${String(port)}` } }),
+  );
   const user = await upsertConnectedUser(stack.db.sql, stack.environmentId, 'u_slack', undefined);
   await saveAuthorizedConnection(stack.db.sql, stack.config.encryption, {
     environmentId: stack.environmentId,
@@ -60,11 +66,6 @@ beforeAll(async () => {
     providerScopes: ['channels:read', 'chat:write'],
   });
   await stack.setDefaults({ read: 'allow', write: 'allow', destructive: 'deny' });
-});
-
-afterAll(async () => {
-  await stack.stop();
-  await new Promise((resolve) => slack.close(resolve));
 });
 
 describe('slack.post_message against Slack at a configured address', () => {

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { rawRequest } from '../support/raw-request.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 11 item 2: SPEC.md §1 records every call, the ones the API refuses before they run too:
@@ -122,18 +123,16 @@ async function refused(
   return event;
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect(USER);
   readOnly = await createTestKey(stack.db.sql, {
     env: 'test',
     access: 'read_only',
     agentId: 'reader',
   });
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 describe('a refused run is audited denied', () => {

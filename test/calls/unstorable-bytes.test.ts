@@ -1,10 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { v7 as uuidv7 } from 'uuid';
 import { openApproval } from '../../activities/db/approvals.js';
 import { insertAuditEvents } from '../../activities/db/audit-events.js';
 import { HOSTILE_TITLE_SUFFIX } from '../../infra/demo-app/faults.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 11 item 1: an app may answer with characters that JSON carries but Postgres text and
@@ -56,8 +57,10 @@ function proxy(method: string, path: string, body?: unknown): Promise<Answer> {
   });
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect(USER);
   // Writes run at once: this file is about what comes back, not about approvals.
   await stack.setDefaults({ read: 'allow', write: 'allow', destructive: 'deny' });
@@ -65,10 +68,6 @@ beforeAll(async () => {
 
 afterEach(() => {
   stack.acme.demo.faults.reset();
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 describe("an app's answer carrying a NUL and a lone surrogate", () => {

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { answeredWithin } from '../support/answered-within.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { forceGc } from '../support/forced-gc.js';
 import { startHoldingProxy, type HoldingProxy } from '../support/holding-proxy.js';
-import { startTestWorker, type TestWorker } from '../support/worker.js';
+import { startTestWorker } from '../support/worker.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * UPSTREAM_TIMEOUT_MS holds through a garbage collection. On Node 20 a signal made of
@@ -14,31 +15,28 @@ import { startTestWorker, type TestWorker } from '../support/worker.js';
  */
 let stack: CallStack;
 let app: HoldingProxy;
-let worker: TestWorker;
+
+const started = stopsAfterAll();
 
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect('u_gc');
-  app = await startHoldingProxy();
+  app = started.add(await startHoldingProxy());
   app.target = stack.acme.demo.url;
   // The worker calls acme's API through the proxy, and waits for it 1.5 s.
   await stack.worker.stop();
   const { config } = stack;
   const acme = { oauth: stack.acme.demo.url, api: app.url };
-  worker = await startTestWorker(
-    {
-      ...config,
-      upstream: { timeoutMs: 1500 },
-      apps: { ...config.apps, urls: { ...config.apps.urls, acme } },
-    },
-    stack.db.sql,
+  started.add(
+    await startTestWorker(
+      {
+        ...config,
+        upstream: { timeoutMs: 1500 },
+        apps: { ...config.apps, urls: { ...config.apps.urls, acme } },
+      },
+      stack.db.sql,
+    ),
   );
-});
-
-afterAll(async () => {
-  await app.close();
-  await worker.stop();
-  await stack.stop();
 });
 
 describe('an app that answers after UPSTREAM_TIMEOUT_MS, with a garbage collection during the wait', () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createAuthConfig } from '../../activities/db/auth-configs.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import { listAppsCommand, showAppCommand } from '../../infra/cli/apps.js';
@@ -9,6 +9,7 @@ import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /** As in keys.test.ts: a run of the real binary takes 3 to 9 s on this machine. */
 const CLI_RUN_BUDGET_MS = 45_000;
@@ -20,15 +21,12 @@ let db: TestDatabase;
 let api: TestApi;
 let config: Config;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  config = testConfig(db.url, { PUBLIC_URL });
-  api = await startTestApi(config, db.sql);
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await api.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  config = testConfig(db.url, { PUBLIC_URL });
+  api = started.add(await startTestApi(config, db.sql));
 });
 
 describe('gatehouse apps list', () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError } from 'commander';
 import { findCallerByKey } from '../../activities/db/api-keys.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
@@ -18,6 +18,7 @@ import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * The commands run in-process against the test's database: they are what `gatehouse envs` and
@@ -32,15 +33,12 @@ let db: TestDatabase;
 let api: TestApi;
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
-  env = { DATABASE_URL: db.url };
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await api.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
+  env = { DATABASE_URL: db.url };
 });
 
 const status = async (key: string) =>

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import { findWebhookEndpointForDelivery } from '../../activities/db/webhook-endpoints.js';
@@ -8,23 +8,23 @@ import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let api: TestApi;
 let env: Record<string, string>;
 const encryptionKey = randomBytes(32).toString('base64');
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   // The CLI and the API share the encryption key, as an operator's processes do.
-  api = await startTestApi(testConfig(db.url, { ENCRYPTION_KEY: encryptionKey }), db.sql);
+  api = started.add(
+    await startTestApi(testConfig(db.url, { ENCRYPTION_KEY: encryptionKey }), db.sql),
+  );
   env = { DATABASE_URL: db.url, ENCRYPTION_KEY: encryptionKey, WEBHOOK_ALLOW_PRIVATE: 'true' };
   await ensureEnvironment(db.sql, 'hooks');
-});
-
-afterAll(async () => {
-  await api.close();
-  await db.drop();
 });
 
 describe('gatehouse webhooks', () => {

@@ -1,7 +1,7 @@
 // The typed client (issue 23.2) against the real stack: typed operations of both interfaces, an
 // error class per code with the fields of its code, and one Idempotency-Key per logical call,
 // kept across the client's own retries.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   ApprovalRequiredError,
   ConnectionExpiredError,
@@ -18,6 +18,7 @@ import {
 } from 'gatehouse/client';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: CallStack;
 /** Agent `writer`, under a policy that allows its writes. */
@@ -49,8 +50,10 @@ async function thrown(call: Promise<unknown>): Promise<unknown> {
   throw new Error('expected the call to throw');
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   for (const user of ['u_ann', 'u_ben', 'u_cat']) await stack.connect(user);
   writer = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'writer' });
   const policy = await stack.request(stack.key, 'PUT', '/v1/policies/writers', {
@@ -62,10 +65,6 @@ beforeAll(async () => {
   });
   expect(policy.status).toBe(200);
 }, 300_000);
-
-afterAll(async () => {
-  await stack.stop();
-});
 
 describe('typed operations', () => {
   it('answers connected-user operations with their records', async () => {

@@ -1,24 +1,22 @@
 // The client's generated types cannot drift from the documents the service serves (issue 23.2):
 // they are generated again here from the live documents of a running API, as `npm run
 // client:generate` writes them, and must equal the checked-in files byte for byte.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { generatedPath, generatedTypes, type Interface } from '../../api/client/generate.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let api: TestApi;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await api.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
 });
 
 const SERVED: Record<Interface, string> = {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   validAccessToken,
   type AccessTokenDeps,
@@ -8,17 +8,16 @@ import { findConnectionById } from '../../activities/db/connections.js';
 import { reconnectLinkFor } from '../../api/connect/links.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: ConnectStack;
 let deps: AccessTokenDeps;
 
-beforeAll(async () => {
-  stack = await startConnectStack();
-  deps = { sql: stack.db.sql, config: stack.config, temporal: stack.temporal };
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await stack.stop();
+beforeAll(async () => {
+  stack = started.add(await startConnectStack());
+  deps = { sql: stack.db.sql, config: stack.config, temporal: stack.temporal };
 });
 
 /** A real connection made through the hosted flow, as `username` at the demo app. */

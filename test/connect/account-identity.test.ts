@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   AccountUnverified,
   identityAt,
@@ -10,6 +10,7 @@ import { startDemoApp, type DemoApp, type DemoClient } from '../../infra/demo-ap
 import { consentAtDemoApp } from '../../infra/demo-app/scripted-consent.js';
 import { acme } from '../../workflows/catalog/apps/acme.js';
 import type { AppDefinition } from '../../workflows/catalog/index.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 // Nothing listens on port 9: the flow stops at the redirect and reads its Location header.
 const REDIRECT_URI = 'http://127.0.0.1:9/connect/callback';
@@ -23,16 +24,14 @@ let demo: DemoApp;
 let apiBaseUrl: string;
 let configuration: oauth.Configuration;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  demo = await startDemoApp();
+  demo = started.add(await startDemoApp());
   await demo.registerClient(client);
   const endpoints = appEndpoints(acme, { acme: { oauth: demo.url, api: demo.url } });
   apiBaseUrl = endpoints.apiBaseUrl;
   configuration = oauthConfiguration(acme, endpoints, client);
-});
-
-afterAll(async () => {
-  await demo.stop();
 });
 
 /** A real token response of the demo app, as acme's connect flow gets it. */

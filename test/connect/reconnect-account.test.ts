@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   findConnectionById,
   markConnectionExpired,
@@ -11,15 +11,14 @@ import {
   walkConnectLink,
 } from '../../infra/demo-app/scripted-connect.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: ConnectStack;
 
-beforeAll(async () => {
-  stack = await startConnectStack();
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await stack.stop();
+beforeAll(async () => {
+  stack = started.add(await startConnectStack());
 });
 
 interface Row {

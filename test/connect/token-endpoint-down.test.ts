@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import type { SeededConnection } from '../support/seed-connection.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * An app whose token endpoint cannot be reached is an unavailable app (503), not an error of
@@ -9,18 +10,16 @@ import type { SeededConnection } from '../support/seed-connection.js';
 let stack: CallStack;
 let ida: SeededConnection;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   ida = await stack.connect('u_ida');
   // The access token is stale, so every use must refresh first; then the app goes away.
   await stack.db.sql`
     update connections set access_token_expires_at = now() - interval '1 minute'
     where id = ${ida.connection.id}`;
   await stack.acme.demo.stop();
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 describe('the token endpoint is unreachable', () => {

@@ -3,19 +3,18 @@
 // a 500. An absurdly long lifetime is clamped (the token is kept), zero is taken as not said
 // (the catalog's default lifetime), and a negative or non-numeric one makes the answer malformed
 // (openid-client refuses it): the branded page, nothing stored.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { MAX_ACCESS_TOKEN_LIFETIME_SECONDS } from '../../activities/oauth/token-lifetime.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: ConnectStack;
 
-beforeAll(async () => {
-  stack = await startConnectStack();
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await stack.stop();
+beforeAll(async () => {
+  stack = started.add(await startConnectStack());
 });
 
 const SECOND = 1000;

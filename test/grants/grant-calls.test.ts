@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@temporalio/client';
 import { prepareCallActivity } from '../../activities/calls/prepare-call.js';
 import { connectClient } from '../../infra/temporal/connection.js';
@@ -13,6 +13,7 @@ import {
   createTask,
   setGrantPolicy,
 } from './grant-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 22.2: a grant made with an approval lets the agent's next calls of the same action run
@@ -25,19 +26,17 @@ let temporal: Client;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await Promise.all(
     ['u_ann', 'u_bob', 'u_cat', 'u_dan', 'u_eve'].map((user) => stack.connect(user)),
   );
   agent = await agentKey(stack);
   await setGrantPolicy(stack, 3600);
   temporal = await connectClient(stack.config.temporal, stack.config.encryption);
-});
-
-afterAll(async () => {
-  await temporal.connection.close();
-  await stack.stop();
+  started.push(() => temporal.connection.close());
 });
 
 describe('a grant for the user', () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { formToken } from '../../activities/approvals/form-token.js';
 import type { GrantView } from '../../workflows/grant-types.js';
@@ -12,6 +12,7 @@ import type { CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { deliveriesOf } from '../support/webhook-receiver.js';
 import { AGENT, agentKey, approvalIdOf, createTask, setGrantPolicy } from './grant-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 22.2: every decision path (the REST decision API, the management decide_approval, the
@@ -26,8 +27,10 @@ let agentFull: TestKey;
 let agentBusiness: TestKey;
 let publicOrigin: string;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  approvals = await startApprovalStack();
+  approvals = started.add(await startApprovalStack());
   stack = approvals.stack;
   publicOrigin = new URL(stack.config.api.publicUrl).origin;
   await stack.connect('u_one');
@@ -40,10 +43,6 @@ beforeAll(async () => {
     audience: 'business',
   });
   await setGrantPolicy(stack, 3600);
-});
-
-afterAll(async () => {
-  await approvals.stop();
 });
 
 async function held(): Promise<string> {

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { GrantView } from '../../workflows/grant-types.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { AGENT, agentKey, approveWithGrant, createTask, setGrantPolicy } from './grant-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 22.2: GET /v1/grants and DELETE /v1/grants/{id}, under their own scopes; a key never
@@ -17,8 +18,10 @@ let grants: { ann: GrantView; anyone: GrantView; ended: GrantView };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await Promise.all(['u_ann', 'u_bob', 'u_cid'].map((user) => stack.connect(user)));
   agent = await agentKey(stack);
   agentScoped = await createTestKey(stack.db.sql, {
@@ -33,10 +36,6 @@ beforeAll(async () => {
   const anyone = await approveWithGrant(stack, agent, 'u_bob', { for: 'any_user', seconds: 900 });
   grants = { ann, anyone, ended };
   await sleep(Math.max(Date.parse(ended.expires_at) - Date.now(), 0) + 100);
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 async function list(query = '', key: TestKey = stack.approver) {

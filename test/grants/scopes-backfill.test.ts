@@ -2,21 +2,20 @@
 // scopes (issue 22.2), and standard and read-only keys neither: the back-fill statements, read
 // from the migration itself, run again on keys as they were before it.
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { MANAGEMENT_SCOPES, type Scope } from '../../activities/db/api-keys.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 const MIGRATION = new URL('../../infra/migrations/020.do.grants.sql', import.meta.url);
 
 let db: TestDatabase;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
 });
 
 const beforeGrants = (scopes: readonly Scope[]) => scopes.filter((s) => !s.startsWith('grants:'));

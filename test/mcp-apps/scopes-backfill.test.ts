@@ -2,21 +2,20 @@
 // gets now (issue 21): the back-fill statements, read from the migration itself, run again on keys
 // as they were before it.
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Scope } from '../../activities/db/api-keys.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 const MIGRATION = new URL('../../infra/migrations/018.do.remote-mcp-apps.sql', import.meta.url);
 
 let db: TestDatabase;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
 });
 
 /** The scopes of each level before migration 018. */

@@ -1,32 +1,28 @@
 // Gatehouse's client ID metadata document (issue 21, item 3): what an authorization server reads
 // at the URL Gatehouse presents as its client id, built from the environment's MCP client
 // branding, and only where PUBLIC_URL is https.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import { saveMcpClientBranding } from '../../activities/db/mcp-client-branding.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let https: TestApi;
 let plain: TestApi;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  // Behind a TLS-terminating proxy: the API itself listens on plain http.
-  https = await startTestApi(
-    testConfig(db.url, { PUBLIC_URL: 'https://gatehouse.example' }),
-    db.sql,
-  );
-  plain = await startTestApi(testConfig(db.url), db.sql);
-  await ensureEnvironment(db.sql, 'test');
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await https.close();
-  await plain.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  // Behind a TLS-terminating proxy: the API itself listens on plain http.
+  https = started.add(
+    await startTestApi(testConfig(db.url, { PUBLIC_URL: 'https://gatehouse.example' }), db.sql),
+  );
+  plain = started.add(await startTestApi(testConfig(db.url), db.sql));
+  await ensureEnvironment(db.sql, 'test');
 });
 
 const documentAt = (api: TestApi, environment: string) =>

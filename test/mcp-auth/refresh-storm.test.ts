@@ -4,7 +4,7 @@
 // is the demo app's (oidc-provider: refresh tokens rotated at each use). The grant is made
 // through the hosted flow of its catalog app, then the connection is made an MCP app's, with the
 // operator's client and the demo app's metadata as discovery found it.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { discoverOAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import {
   validAccessToken,
@@ -14,13 +14,16 @@ import { findConnectionById, readTokens } from '../../activities/db/connections.
 import { saveConnectionAuthorization } from '../../activities/db/mcp-authorizations.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: ConnectStack;
 let deps: AccessTokenDeps;
 let clientId: string;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startConnectStack();
+  stack = started.add(await startConnectStack());
   deps = { sql: stack.db.sql, config: stack.config, temporal: stack.temporal };
   await stack.db.sql`
     insert into mcp_apps (environment_id, id, name, server_url, auth, updated_by)
@@ -39,10 +42,6 @@ beforeAll(async () => {
     }),
   });
   clientId = ((await response.json()) as { data: { id: string } }).data.id;
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 /** A grant at the demo app, held by a connection of the MCP app `tasks-mcp`. */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { APPROVAL_PAGE_PATH } from '../../activities/approvals/link-token.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
@@ -11,16 +11,15 @@ import {
   textOf,
   type TestMcpClient,
 } from './mcp-client.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: CallStack;
 
-beforeAll(async () => {
-  stack = await startCallStack();
-  for (const user of ['u_ann', 'u_ben', 'u_cat', 'u_dan', 'u_eve']) await stack.connect(user);
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await stack.stop();
+beforeAll(async () => {
+  stack = started.add(await startCallStack());
+  for (const user of ['u_ann', 'u_ben', 'u_cat', 'u_dan', 'u_eve']) await stack.connect(user);
 });
 
 /** A connected client on a fresh session for `user`, closed after `use`. */

@@ -2,11 +2,12 @@
 // Inspector's CLI on Node 20 (0.15.0, what an unpinned npx installs there) replaces any path that
 // does not end in /mcp with /mcp, dropping the session's token. The address now ends in /mcp,
 // addresses minted before still answer, and a request that lost its token is told so.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { connectMcp, mintSession, type MintedSession } from './mcp-client.js';
 import { ensureInspector, inspectorCli, readmeInspectorVersion } from './inspector.js';
 import { ensureNode22 } from './node22.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /** The newest Inspector checked (it declares Node 22.19 or newer). */
 const NEWEST_INSPECTOR = '2.12.0';
@@ -41,17 +42,15 @@ function post(address: URL | string, headers: Record<string, string> = {}): Prom
 const withoutFinalMcp = (url: string) => url.replace(/\/mcp$/, '');
 const secretOf = (url: string) => /\/mcp\/(gkmcp_[A-Za-z0-9_-]{32})/.exec(url)?.[1] ?? '';
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   // The Inspector runs outside this process and reaches the address as minted: the call stack's
   // API listens where PUBLIC_URL says.
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect('u_ann');
   session = await mintSession(stack, { user: 'u_ann' });
 }, 300_000);
-
-afterAll(async () => {
-  await stack.stop();
-});
 
 describe('the session address', () => {
   it('is minted ending in /mcp, its token in the path before that', () => {

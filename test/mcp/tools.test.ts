@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { revokeApiKey } from '../../activities/db/api-keys.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { connectMcp, mintSession, type MintedSession } from './mcp-client.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /** Two tools a page, so paging is exercised on the demo user's few tools. */
 const PAGE_SIZE = 2;
@@ -13,8 +14,10 @@ let stack: CallStack;
 /** Agent `mcp-bot`, governed by policy `mcp-bot`: destructive calls are asked, not denied. */
 let bot: TestKey;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack({ env: { MCP_TOOLS_PAGE_SIZE: String(PAGE_SIZE) } });
+  stack = started.add(await startCallStack({ env: { MCP_TOOLS_PAGE_SIZE: String(PAGE_SIZE) } }));
   await stack.connect('u_ann');
   bot = await createTestKey(stack.db.sql, { env: 'test', access: 'standard', agentId: 'mcp-bot' });
   const policy = await stack.request(stack.key, 'PUT', '/v1/policies/mcp-bot', {
@@ -25,10 +28,6 @@ beforeAll(async () => {
     },
   });
   expect(policy.status).toBe(200);
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 const names = (tools: Tool[]) => tools.map((tool) => tool.name);

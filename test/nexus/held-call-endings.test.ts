@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
 import { revokeApiKey } from '../../activities/db/api-keys.js';
@@ -8,6 +8,7 @@ import { createTestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
 import { startCallerStack, type CallerStack } from './caller-stack.js';
 import { failureOf, operationFixture } from './operation-fixture.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * README "Call Gatehouse from your Temporal workflows (Nexus)", the table of failures (issue
@@ -24,22 +25,19 @@ let seeded: SeededConnection;
 let caller: CallerStack;
 let fixture: ReturnType<typeof operationFixture>;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   seeded = await stack.connect(USER);
   const key = await createTestKey(stack.db.sql, {
     env: 'test',
     access: 'standard',
     agentId: AGENT,
   });
-  caller = await startCallerStack(stack.config, key.key);
+  caller = started.add(await startCallerStack(stack.config, key.key));
   fixture = operationFixture(stack, seeded, AGENT);
 }, 120_000);
-
-afterAll(async () => {
-  await caller.stop();
-  await stack.stop();
-});
 
 const title = (what: string) => `Nexus ${what} ${randomBytes(4).toString('hex')}`;
 

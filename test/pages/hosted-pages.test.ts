@@ -5,7 +5,7 @@
 // ignored, to look at) and at widths between, where no page may scroll sideways and no date,
 // id or app name in a heading may break inside itself ("2026-/11-25", "demo-/agent",
 // "Connect Acme / Tasks to …").
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -18,6 +18,7 @@ import {
 } from '../approvals/approval-stack.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../support/chromium.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /** Where the screenshots go (README, "Test it"). */
 const SCREENSHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
@@ -40,14 +41,16 @@ async function captured(page: Page, name: string): Promise<void> {
   pages.set(name, await page.content());
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   const executablePath = await ensureChromium();
-  approvals = await startApprovalStack();
+  approvals = started.add(await startApprovalStack());
   const { stack } = approvals;
   await stack.connect(USER);
   // The default policy asks for writes and names nobody: the link is the generic one.
   agent = await createTestKey(stack.db.sql, { env: 'test', access: 'standard', agentId: AGENT });
-  browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  browser = started.add(await chromium.launch({ executablePath, args: CHROMIUM_ARGS }));
   const page = await browser.newPage();
   try {
     const link = await stack.request(stack.key, 'POST', '/v1/connect/links', {
@@ -95,11 +98,6 @@ beforeAll(async () => {
   }
   await mkdir(SCREENSHOTS, { recursive: true });
 }, 600_000);
-
-afterAll(async () => {
-  await browser.close();
-  await approvals.stop();
-});
 
 interface Layout {
   /** How far the document is wider than the window, in CSS pixels (0: no sideways scroll). */

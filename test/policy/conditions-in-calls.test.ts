@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { connectMcp, errorOf, mintSession } from '../mcp/mcp-client.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 22.1 end to end: conditions decide REST runs, proxy calls and MCP tools/call alike, the
@@ -31,14 +32,12 @@ interface AuditRow {
   approvalId: string | null;
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect('u_cond');
   careful = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'careful' });
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 describe('conditions decide calls (issue 22.1)', () => {

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { ApiRequestRecord } from '../../infra/demo-app/last-request.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { rawRequest } from '../support/raw-request.js';
 import type { SeededConnection } from '../support/seed-connection.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * A path condition on the proxy holds whatever spelling of the path the agent chooses. The demo
@@ -92,14 +93,12 @@ async function attempt(path: string): Promise<Refusal> {
   return { path, status: answer.status, code: error?.code, reached: apiRequests() - before };
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   user = await stack.connect(USER);
   agent = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'pathwise' });
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 /** Spellings the demo app itself routes to `POST /tasks`: each a proven way around a path rule. */

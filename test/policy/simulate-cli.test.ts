@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { simulatePolicyCommand } from '../../infra/cli/policies.js';
 import type { CallRequest } from '../../workflows/call-types.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /** As in test/cli: a run of the real binary takes 3 to 9 s on this machine. */
 const CLI_RUN_BUDGET_MS = 45_000;
@@ -73,16 +74,14 @@ async function file(name: string, content: unknown): Promise<string> {
   return at;
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-simulate-'));
+  started.push(() => rm(dir, { recursive: true, force: true }));
   ids.short = await record('Ship it');
   ids.long = await record('Write the quarterly report');
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-  await db.drop();
 });
 
 describe('gatehouse policies simulate', () => {

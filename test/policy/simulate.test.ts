@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { v7 as uuidv7 } from 'uuid';
 import { insertAuditEvents } from '../../activities/db/audit-events.js';
 import { auditRequest } from '../../activities/calls/call-records.js';
@@ -7,6 +7,7 @@ import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 22.3: POST /v1/policies/{id}/simulate over audit rows as the call workflow writes them
@@ -146,9 +147,11 @@ const simulate = (body: unknown, query = '', key: TestKey = admin) =>
 const auditCount = async () =>
   (await db.sql<{ n: number }[]>`select count(*)::int as n from audit_events`)[0]?.n;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
   admin = await createTestKey(db.sql, { env: 'sim', access: 'full', agentId: 'ops-console' });
   agent = await createTestKey(db.sql, { env: 'sim', access: 'standard', agentId: 'writer-bot' });
   environmentId = admin.environmentId;
@@ -199,11 +202,6 @@ beforeAll(async () => {
   await record(createTask('Write the quarterly report for the board'), {
     environmentId: other.environmentId,
   });
-});
-
-afterAll(async () => {
-  await api.close();
-  await db.drop();
 });
 
 const sorted = (ids: (string | undefined)[]) => [...ids].sort();

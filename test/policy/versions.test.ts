@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /** Issue 22.3: a policy's versions stay readable, as a list and one by number. */
 let db: TestDatabase;
@@ -10,9 +11,11 @@ let api: TestApi;
 let admin: TestKey;
 let reader: TestKey;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig(db.url), db.sql);
+  db = started.add(await createTestDatabase());
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
   admin = await createTestKey(db.sql, { env: 'versions', access: 'full', agentId: 'ops-console' });
   reader = await createTestKey(db.sql, { env: 'versions', access: 'read_only' });
   // Versions 2 to 5 of `default`, each asking for one more kind of write.
@@ -22,11 +25,6 @@ beforeAll(async () => {
     });
     expect(put.status).toBe(200);
   }
-});
-
-afterAll(async () => {
-  await api.close();
-  await db.drop();
 });
 
 async function get(key: TestKey, path: string, method = 'GET', body?: unknown) {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
 import { openApproval } from '../../activities/db/approvals.js';
 import { approvalRequestedWebhook } from '../../workflows/webhook.js';
@@ -13,14 +13,17 @@ import {
 import type { CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { historyText } from '../support/workflow-history.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let approvals: ApprovalStack;
 let stack: CallStack;
 /** Governed by policy `named`, which asks alice and bob. */
 let named: TestKey;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  approvals = await startApprovalStack();
+  approvals = started.add(await startApprovalStack());
   stack = approvals.stack;
   for (const user of ['u_named', 'u_anyone']) await stack.connect(user);
   named = await agentUnderPolicy(stack, 'named', {
@@ -29,10 +32,6 @@ beforeAll(async () => {
   });
   // The default policy (agent test-agent) asks nobody in particular.
   await stack.setDefaults({ read: 'allow', write: 'ask', destructive: 'deny' });
-});
-
-afterAll(async () => {
-  await approvals.stop();
 });
 
 interface LinkRow {

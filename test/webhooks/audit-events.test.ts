@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
@@ -10,13 +10,13 @@ import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { startReceiver, type Delivery, type Receiver } from '../support/webhook-receiver.js';
-import { startTestWorker, type TestWorker } from '../support/worker.js';
+import { startTestWorker } from '../support/worker.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let config: Config;
 let api: TestApi;
 let client: Client;
-let worker: TestWorker;
 let receiver: Receiver;
 let admin: TestKey;
 const secret = generateWebhookSecret();
@@ -27,21 +27,16 @@ interface AuditEventBatch {
   data: { events: { event_id: string; cursor: string; user: string; hash: string }[] };
 }
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  config = testConfig(db.url, { AUDIT_WEBHOOK_POLL_SECONDS: '1' });
-  api = await startTestApi(config, db.sql);
-  client = api.temporal;
-  worker = await startTestWorker(config, db.sql);
-  receiver = await startReceiver();
-  admin = await createTestKey(db.sql, { access: 'full', agentId: 'ops' });
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await receiver.close();
-  await worker.stop();
-  await api.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  config = testConfig(db.url, { AUDIT_WEBHOOK_POLL_SECONDS: '1' });
+  api = started.add(await startTestApi(config, db.sql));
+  client = api.temporal;
+  started.add(await startTestWorker(config, db.sql));
+  receiver = started.add(await startReceiver());
+  admin = await createTestKey(db.sql, { access: 'full', agentId: 'ops' });
 });
 
 /** Events written as the service writes them (the insert trigger hashes and numbers each). */

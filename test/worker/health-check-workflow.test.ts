@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../infra/config.js';
@@ -6,24 +6,21 @@ import { connectClient } from '../../infra/temporal/connection.js';
 import { healthCheck } from '../../workflows/health-check.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startTestWorker, type TestWorker } from '../support/worker.js';
+import { startTestWorker } from '../support/worker.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let config: Config;
-let worker: TestWorker;
 let client: Client;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  config = testConfig(db.url);
-  worker = await startTestWorker(config, db.sql);
-  client = await connectClient(config.temporal, config.encryption);
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await client.connection.close();
-  await worker.stop();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  config = testConfig(db.url);
+  started.add(await startTestWorker(config, db.sql));
+  client = await connectClient(config.temporal, config.encryption);
+  started.push(() => client.connection.close());
 });
 
 describe('the worker', () => {
