@@ -34,9 +34,10 @@ const started = stopsAfterAll();
 beforeAll(async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-page-outage-'));
   started.push(() => rm(dir, { recursive: true, force: true }));
-  temporal = started.add(
-    await startRestartableTemporal({ dbFile: path.join(dir, 'temporal.sqlite') }),
-  );
+  temporal = await startRestartableTemporal({ dbFile: path.join(dir, 'temporal.sqlite') });
+  // close, not stop: stop only stops the server, and its proxy would keep listening after the
+  // file, holding the jest worker open ("failed to exit gracefully").
+  started.push(() => temporal.close());
   // Decision links are built from PUBLIC_URL: the call stack's API listens where it says.
   stack = started.add(
     await startCallStack({
