@@ -1,12 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oauth from 'openid-client';
 import { z } from 'zod';
 import { DEEP_JSON_LEVELS } from '../infra/demo-app/faults.js';
 import { startDemoApp, type DemoApp, type DemoClient } from '../infra/demo-app/index.js';
 import { consentAtDemoApp } from '../infra/demo-app/scripted-consent.js';
+import { stopsAfterAll } from './support/stops.js';
 
 // Nothing listens on port 9: the flow stops at the redirect and reads its Location header.
 const REDIRECT_URI = 'http://127.0.0.1:9/oauth/callback';
@@ -116,12 +117,9 @@ const taskSchema = z.object({ id: z.string(), title: z.string(), status: z.strin
 describe('demo app (Acme Tasks)', () => {
   let app: DemoApp;
 
+  const started = stopsAfterAll();
   beforeAll(async () => {
-    app = await startDemoApp({ clients: [CLIENT] });
-  });
-
-  afterAll(async () => {
-    await app.stop();
+    app = started.add(await startDemoApp({ clients: [CLIENT] }));
   });
 
   afterEach(() => {
@@ -467,12 +465,10 @@ describe('demo app answering a chosen expires_in', () => {
 describe('demo app with a data directory', () => {
   let dataDir: string;
 
+  const started = stopsAfterAll();
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'demo-app-'));
-  });
-
-  afterAll(async () => {
-    await rm(dataDir, { recursive: true, force: true });
+    started.push(() => rm(dataDir, { recursive: true, force: true }));
   });
 
   it('keeps grants, tokens and tasks across a restart', async () => {

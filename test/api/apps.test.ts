@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { findApp, listActions, listApps } from '../../workflows/catalog/index.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * The catalog as the API shows it, on a deployment that is not on localhost: the redirect URI a
@@ -67,26 +68,25 @@ const getApp = (key: TestKey, app: string) => call<AppOut>(key, 'GET', `/v1/apps
 const adminOf = (env: string) =>
   createTestKey(db.sql, { env, access: 'full', audience: 'business', agentId: 'ops' });
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(
-    testConfig(db.url, {
-      PUBLIC_URL,
-      APP_URLS: JSON.stringify({
-        linear: { oauth: 'https://linear.sandbox.test/', api: 'https://api.linear.sandbox.test' },
+  db = started.add(await createTestDatabase());
+  api = started.add(
+    await startTestApi(
+      testConfig(db.url, {
+        PUBLIC_URL,
+        APP_URLS: JSON.stringify({
+          linear: { oauth: 'https://linear.sandbox.test/', api: 'https://api.linear.sandbox.test' },
+        }),
+        PLATFORM_OAUTH_CLIENTS: JSON.stringify({
+          slack: { clientId: 'platform-slack', clientSecret: 'platform-slack-secret' },
+        }),
       }),
-      PLATFORM_OAUTH_CLIENTS: JSON.stringify({
-        slack: { clientId: 'platform-slack', clientSecret: 'platform-slack-secret' },
-      }),
-    }),
-    db.sql,
+      db.sql,
+    ),
   );
   reader = await createTestKey(db.sql, { env: 'catalog', access: 'read_only' });
-});
-
-afterAll(async () => {
-  await api.close();
-  await db.drop();
 });
 
 describe('GET /v1/apps', () => {

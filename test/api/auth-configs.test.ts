@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   createAuthConfig,
   disableAuthConfig,
@@ -10,11 +10,11 @@ import { startTestApi, type TestApi } from '../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { startAcmeFixture, type AcmeFixture } from '../support/seed-connection.js';
-import { startTestWorker, type TestWorker } from '../support/worker.js';
+import { startTestWorker } from '../support/worker.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let acme: AcmeFixture;
-let worker: TestWorker;
 let api: TestApi;
 /** auth_configs:read and :manage (a full key's defaults). */
 let admin: TestKey;
@@ -106,18 +106,22 @@ function expectInvalid(answer: Answer, path: string): void {
   expect(answer.body.error.issues?.map((issue) => issue.path)).toContain(path);
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  acme = await startAcmeFixture(db.sql, db.url, {
-    // A platform client for acme, so that funded access can stand in once a config is disabled.
-    env: {
-      PLATFORM_OAUTH_CLIENTS: JSON.stringify({
-        acme: { clientId: 'platform-client', clientSecret: 'platform-secret-value' },
-      }),
-    },
-  });
-  worker = await startTestWorker(acme.config, db.sql);
-  api = await startTestApi(acme.config, db.sql);
+  db = started.add(await createTestDatabase());
+  acme = started.add(
+    await startAcmeFixture(db.sql, db.url, {
+      // A platform client for acme, so that funded access can stand in once a config is disabled.
+      env: {
+        PLATFORM_OAUTH_CLIENTS: JSON.stringify({
+          acme: { clientId: 'platform-client', clientSecret: 'platform-secret-value' },
+        }),
+      },
+    }),
+  );
+  started.add(await startTestWorker(acme.config, db.sql));
+  api = started.add(await startTestApi(acme.config, db.sql));
   const business = { env: 'production', audience: 'business' } as const;
   admin = await createTestKey(db.sql, { ...business, access: 'full', agentId: 'ops-console' });
   readOnly = await createTestKey(db.sql, { ...business, access: 'read_only' });
@@ -133,13 +137,6 @@ beforeAll(async () => {
     scopes: ['connect_settings:read', 'connect_settings:manage'],
   });
   otherEnv = await createTestKey(db.sql, { env: 'staging', access: 'full', audience: 'business' });
-});
-
-afterAll(async () => {
-  await api.close();
-  await worker.stop();
-  await acme.stop();
-  await db.drop();
 });
 
 describe('POST /v1/auth-configs (create_auth_config)', () => {

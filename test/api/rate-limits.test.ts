@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Config } from '../../infra/config.js';
 import { createSql } from '../../infra/database/client.js';
 import { startTestApi, type TestApi } from '../support/api.js';
@@ -7,6 +7,7 @@ import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /** Low limits, so that a test reaches them in a few requests. */
 const LIMITS = {
@@ -21,17 +22,13 @@ let config: Config;
 let first: TestApi;
 let second: TestApi;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  config = testConfig(db.url, LIMITS);
-  first = await startTestApi(config, db.sql);
-  second = await startTestApi(config, db.sql);
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await first.close();
-  await second.close();
-  await db.drop();
+beforeAll(async () => {
+  db = started.add(await createTestDatabase());
+  config = testConfig(db.url, LIMITS);
+  first = started.add(await startTestApi(config, db.sql));
+  second = started.add(await startTestApi(config, db.sql));
 });
 
 interface Answer {
@@ -145,13 +142,10 @@ describe('the codec endpoint and its sign-in form, at the default limit', () => 
   let api: TestApi;
   let full: TestKey;
 
+  const started = stopsAfterAll();
   beforeAll(async () => {
-    api = await startTestApi(testConfig(db.url), db.sql);
+    api = started.add(await startTestApi(testConfig(db.url), db.sql));
     full = await createTestKey(db.sql, { env: 'test', access: 'full' });
-  });
-
-  afterAll(async () => {
-    await api.close();
   });
 
   const codec = (path: string, from: string, key?: string) =>

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { v7 as uuidv7 } from 'uuid';
 import type postgres from 'postgres';
 import { insertSyntheticAuditEvents } from '../../infra/bench/synthetic-audit-events.js';
@@ -11,6 +11,7 @@ import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { testLogger } from '../support/test-log.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 const EVENTS = 100_000;
 let db: TestDatabase;
@@ -18,8 +19,10 @@ let api: TestApi;
 let admin: TestKey;
 let other: TestKey;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   admin = await createTestKey(db.sql, { access: 'full' });
   other = await createTestKey(db.sql, { env: 'other', access: 'full' });
   // 100,000 events behind the service's back (the insert trigger hashes each, as for the
@@ -40,12 +43,8 @@ beforeAll(async () => {
   } finally {
     await seeding.end();
   }
-  api = await startTestApi(testConfig(db.url), db.sql);
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
 }, 120_000);
-afterAll(async () => {
-  await api.close();
-  await db.drop();
-});
 
 interface Line {
   event_id: string;

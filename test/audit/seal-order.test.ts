@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { insertSyntheticAuditEvents } from '../../infra/bench/synthetic-audit-events.js';
 import { createSql, type Sql } from '../../infra/database/client.js';
 import { sealEnvironment } from '../../activities/audit/seal-audit.js';
@@ -9,6 +9,7 @@ import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 // seq is a bigint that travels as text: every place that orders or compares it must do so as a
 // number, or '78' sorts after '520'. Seals are run until seq has passed 10, 100, 1,000 and
@@ -25,13 +26,16 @@ let noise: TestKey;
 const seals: { id: string; eventCount: number; lastSeq: string }[] = [];
 let events = 0;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   admin = await createTestKey(db.sql, { env: 'ordered', access: 'full' });
   noise = await createTestKey(db.sql, { env: 'noise', access: 'full' });
   await registerSigningKey(db.sql, signingKey);
   // The seeding is the test's own work: no 5 s statement timeout on a loaded machine.
   seeding = createSql(db.url, { max: 1, statementTimeoutMs: 120_000 });
+  started.push(() => seeding.end());
   let noiseEvents = 0;
   for (let round = 0; round < SEALS; round += 1) {
     // 1, 1, 1, 1, 2, 2, 3, … 1,300: the sum passes 10,000 about five rounds before the end.
@@ -58,13 +62,8 @@ beforeAll(async () => {
       await sealEnvironment({ sql: seeding, signingKey, settleSeconds: 0 }, noise.environmentId);
     }
   }
-  api = await startTestApi(testConfig(db.url), db.sql);
+  api = started.add(await startTestApi(testConfig(db.url), db.sql));
 }, 300_000);
-afterAll(async () => {
-  await api.close();
-  await seeding.end();
-  await db.drop();
-});
 
 interface ListedCheckpoint {
   id: string;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { ScheduleOverlapPolicy, WorkflowFailedError, type Client } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +14,7 @@ import { testConfig } from '../support/config.js';
 import { newAuditEvent } from '../support/audit-event.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 // Long enough that the schedule does not fire on its own while the test runs: the test triggers it.
 const INTERVAL_SECONDS = 3600;
@@ -24,9 +25,24 @@ let config: Config;
 let worker: ServiceProcess;
 let temporal: Client;
 
+const started = stopsAfterAll(120_000);
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   config = testConfig(db.url);
+  // The schedule outlives the worker in the shared Temporal: deleted (whatever happens to the
+  // set-up once the worker may have made it), or it fires every hour.
+  started.push(async () => {
+    const client = await connectClient(config.temporal, config.encryption);
+    try {
+      await client.schedule
+        .getHandle(auditSealScheduleId(config.temporal.taskQueue))
+        .delete()
+        .catch(() => undefined);
+    } finally {
+      await client.connection.close();
+    }
+  });
   // `gatehouse worker` as in production: its start-up is what creates the schedule.
   worker = await startServiceProcess('worker', config, {
     env: {
@@ -36,18 +52,10 @@ beforeAll(async () => {
       AUDIT_SEAL_SETTLE_SECONDS: '60',
     },
   });
+  started.add(worker);
   temporal = await connectClient(config.temporal, config.encryption);
+  started.push(() => temporal.connection.close());
 }, 360_000);
-afterAll(async () => {
-  // The schedule outlives the worker in the shared Temporal: delete it, or it fires every hour.
-  await temporal.schedule
-    .getHandle(auditSealScheduleId(config.temporal.taskQueue))
-    .delete()
-    .catch(() => undefined);
-  await temporal.connection.close();
-  await worker.stop();
-  await db.drop();
-}, 120_000);
 
 /** An allowed read, as the seal sees any event. */
 const event = (environmentId: string, n: number) =>

@@ -3,11 +3,12 @@
  * histories themselves. An allowed read is one local activity; an approval's webhook is started
  * from a local activity, so the approved retry meets no failed workflow task.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { receiveWebhooks, type Receiver } from '../support/webhook-receiver.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -15,15 +16,13 @@ let stack: CallStack;
 /** Approval webhooks are delivered only to an environment with an endpoint: this one has one. */
 let receiver: Receiver;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect('u_history');
   ({ receiver } = await receiveWebhooks(stack));
-});
-
-afterAll(async () => {
-  await stack.stop();
-  await receiver.close();
+  started.add(receiver);
 });
 
 async function callWorkflowOf(client: Client, user: string, action: string): Promise<string> {

@@ -1,5 +1,5 @@
 import { createCipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Payload } from '@temporalio/common';
 import { findApproval } from '../../activities/db/approvals.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
@@ -14,6 +14,7 @@ import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { receiveWebhooks, type Receiver } from '../support/webhook-receiver.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { storedPayloads } from '../support/workflow-history.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 19, item 3: a sealed payload names the workflow it belongs to, and the codec endpoint
@@ -116,18 +117,16 @@ async function expectOpensForItsEnvironmentOnly(
 let held: { workflowId: string; approvalId: string; title: string };
 let receiver: Receiver;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   // Connect links end at the callback of PUBLIC_URL: the call stack's API listens where it says.
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   stranger = await createTestKey(stack.db.sql, { env: 'other', access: 'full', agentId: 'other' });
   // Approval webhooks are delivered (and their workflows started) only to an environment with an
   // endpoint: this one has one, so its webhook workflows' payloads can be read here.
   ({ receiver } = await receiveWebhooks(stack));
-});
-
-afterAll(async () => {
-  await stack.stop();
-  await receiver.close();
+  started.add(receiver);
 });
 
 describe('sealed payloads and environments', () => {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Client, Connection } from '@temporalio/client';
 import { upsertConnectedUser } from '../../activities/db/connected-users.js';
 import { saveAuthorizedConnection } from '../../activities/db/connections.js';
@@ -13,6 +13,7 @@ import { startTestApi } from '../support/api.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { startTestWorker } from '../support/worker.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 12, item 3: what a call carries (its input, the headers it forwards, the app's answer
@@ -169,13 +170,18 @@ const dumps = new Map<string, string>();
 /** Where the Temporal UI is, as the API is told (TEMPORAL_UI_URL). */
 const TEMPORAL_UI = 'http://127.0.0.1:8233';
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   cli = await resolveTemporalCli();
   const appUrl = await startCookieApp();
-  stack = await startCallStack({
-    appUrls: { slack: appUrl },
-    env: { TEMPORAL_UI_URL: TEMPORAL_UI },
-  });
+  started.push(() => new Promise((resolve) => app.close(resolve)));
+  stack = started.add(
+    await startCallStack({
+      appUrls: { slack: appUrl },
+      env: { TEMPORAL_UI_URL: TEMPORAL_UI },
+    }),
+  );
   await stack.setDefaults({ read: 'allow', write: 'allow', destructive: 'allow' });
   standard = await createTestKey(stack.db.sql, { env: 'test', access: 'standard' });
   await stack.connect(actionUser);
@@ -189,11 +195,6 @@ beforeAll(async () => {
     grantedScopes: ['read', 'write'],
     providerScopes: ['channels:read'],
   });
-});
-
-afterAll(async () => {
-  await stack.stop();
-  await new Promise((resolve) => app.close(resolve));
 });
 
 describe('call data in workflow histories', () => {

@@ -5,6 +5,7 @@ import { actionCallRequest, sendCallUpdate } from '../support/call-update.js';
 import { answerOf, startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 19.1: the same `Idempotency-Key` never writes twice, however late the retry. A governed
@@ -20,8 +21,10 @@ let otherWriter: TestKey;
 
 const USER = 'u_keys';
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect(USER);
   writer = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'writer' });
   otherWriter = await createTestKey(stack.db.sql, {
@@ -37,10 +40,6 @@ beforeAll(async () => {
     },
   });
   expect(policy.status).toBe(200);
-});
-
-afterAll(async () => {
-  await stack.stop();
 });
 
 function keyed(key: string): Record<string, string> {

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { receiveWebhooks, type Receiver } from '../support/webhook-receiver.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Issue 19.5: approvals outlive the policy that raised them. An approved call is checked again
@@ -73,16 +74,14 @@ async function decidedDelivery(approvalId: string) {
   };
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect('u_clean');
   cleaner = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'cleaner' });
   ({ receiver, secret } = await receiveWebhooks(stack));
-});
-
-afterAll(async () => {
-  await receiver.close();
-  await stack.stop();
+  started.add(receiver);
 });
 
 describe('an approved call meets the policy in force when it runs (issue 19.5)', () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../infra/config.js';
 import { answerOf, type Answer } from '../support/call-stack.js';
@@ -10,6 +10,7 @@ import {
   type SeededConnection,
 } from '../support/seed-connection.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * README "Production processes and configuration": the API and the worker are stateless, so any
@@ -34,6 +35,8 @@ const processes: ServiceProcess[] = [];
 let apiA: ServiceProcess;
 let apiB: ServiceProcess;
 let worker1: ServiceProcess;
+
+const started = stopsAfterAll(120_000);
 
 async function start(kind: 'api' | 'worker', publicUrl?: string): Promise<ServiceProcess> {
   const service = await startServiceProcess(kind, config, publicUrl ? { publicUrl } : {});
@@ -87,8 +90,10 @@ interface AuditItem {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  acme = await startAcmeFixture(db.sql, db.url);
+  db = started.add(await createTestDatabase());
+  acme = started.add(await startAcmeFixture(db.sql, db.url));
+  // Every process this file started, whichever test started it (one replaces a worker).
+  started.push(() => Promise.all(processes.map((service) => service.stop(15_000))));
   config = acme.config;
   agent = await createTestKey(db.sql, {
     env: 'test',
@@ -108,12 +113,6 @@ beforeAll(async () => {
   apiB = await start('api');
   apiA = await start('api', apiB.url);
 }, 600_000);
-
-afterAll(async () => {
-  await Promise.all(processes.map((service) => service.stop(15_000)));
-  await acme.stop();
-  await db.drop();
-}, 120_000);
 
 describe('API and worker processes are stateless', () => {
   it('a call held through one API process runs exactly once after approval, though that process and a worker were replaced', async () => {

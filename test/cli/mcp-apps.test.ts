@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import { listAppsCommand } from '../../infra/cli/apps.js';
 import {
@@ -18,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey } from '../support/keys.js';
 import { startServerEverything, type McpServerProcess } from '../../infra/dev/server-everything.js';
 import { startToolsListRewriter, type ToolsListRewriter } from '../support/tools-list-rewriter.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /** As in keys.test.ts: a run of the real binary takes 3 to 9 s on this machine. */
 const CLI_RUN_BUDGET_MS = 45_000;
@@ -29,20 +30,18 @@ let settings: McpAppSettings;
 let everything: McpServerProcess;
 let rewriter: ToolsListRewriter;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   config = testConfig(db.url);
   settings = { mcpApps: config.mcpApps, upstream: config.upstream };
-  [api, everything] = await Promise.all([startTestApi(config, db.sql), startServerEverything()]);
-  rewriter = await startToolsListRewriter(everything.url);
+  [api, everything] = await Promise.all([
+    startTestApi(config, db.sql).then(started.add),
+    startServerEverything().then(started.add),
+  ]);
+  rewriter = started.add(await startToolsListRewriter(everything.url));
   await ensureEnvironment(db.sql, 'cli-mcp');
-});
-
-afterAll(async () => {
-  await rewriter.close();
-  await everything.stop();
-  await api.close();
-  await db.drop();
 });
 
 describe('gatehouse apps register|refresh|accept|update|remove', () => {

@@ -4,13 +4,14 @@
 // makes a held write, waits, and prints the approved result, which the app received once, while
 // a person approves the call from another key. Its code has no webhook receiver and no polling
 // loop: the waiting is the client's.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Inside the repository, so that `gatehouse/client` resolves as the package's own export.
@@ -30,11 +31,14 @@ function exampleOf(readme: string): string {
   return match[1];
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   example = exampleOf(await readFile(`${ROOT}README.md`, 'utf8'));
   await mkdir(`${ROOT}.data/tmp`, { recursive: true });
+  started.push(() => rm(EXAMPLE, { force: true }));
   await writeFile(EXAMPLE, example);
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect('u_123');
   // `gatehouse dev`'s agent key: standard, agent demo-agent, under the default policy.
   agent = await createTestKey(stack.db.sql, {
@@ -43,11 +47,6 @@ beforeAll(async () => {
     agentId: 'demo-agent',
   });
 }, 300_000);
-
-afterAll(async () => {
-  await rm(EXAMPLE, { force: true });
-  await stack.stop();
-});
 
 interface Run {
   code: number | null;

@@ -1,7 +1,7 @@
 // The client's Standard Webhooks verifier (issue 23.2) on real deliveries: it answers the typed
 // `approval.requested` and `approval.decided` events, and refuses a tampered body, a wrong secret
 // and a replayed old delivery.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from 'gatehouse/client';
 import { generateWebhookSecret } from '../../activities/webhooks/signing-secret.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
@@ -11,6 +11,7 @@ import {
   type Delivery,
   type Receiver,
 } from '../support/webhook-receiver.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: CallStack;
 let receiver: Receiver;
@@ -19,10 +20,13 @@ let requested: Delivery;
 let decided: Delivery;
 let approvalId: string;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   await stack.connect('u_ann');
   ({ receiver, secret } = await receiveWebhooks(stack));
+  started.add(receiver);
   const held = await stack.run('acme.create_task', { user: 'u_ann', input: { title: 'hooked' } });
   approvalId = (held.body.error as { approval: { id: string } }).approval.id;
   [requested] = (await deliveriesOf(receiver, `evt_${approvalId}_requested`)) as [Delivery];
@@ -34,11 +38,6 @@ beforeAll(async () => {
   expect(approved.status).toBe(200);
   [decided] = (await deliveriesOf(receiver, `evt_${approvalId}`)) as [Delivery];
 }, 300_000);
-
-afterAll(async () => {
-  await receiver.close();
-  await stack.stop();
-});
 
 function refusal(call: () => WebhookEvent): unknown {
   try {

@@ -1,9 +1,10 @@
 // `run(…, {waitForApproval})` (issue 23.2): a held write waits for a person's decision and
 // answers the approved result, run once; a rejection throws; the time running out throws the
 // approval to wait on later. The client sends the call with one Idempotency-Key throughout.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { ApprovalRequiredError, DeniedByPolicyError, Gatehouse } from 'gatehouse/client';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: CallStack;
 
@@ -63,14 +64,12 @@ async function decideLater(user: string, decision: 'approve' | 'reject'): Promis
   return id;
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   for (const user of ['u_ann', 'u_ben', 'u_cat']) await stack.connect(user);
 }, 300_000);
-
-afterAll(async () => {
-  await stack.stop();
-});
 
 describe('run with waitForApproval', () => {
   it('answers the approved result of a held write, run once, with one key throughout', async () => {

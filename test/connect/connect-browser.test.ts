@@ -1,21 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../support/chromium.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: ConnectStack;
 let browser: Browser;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   const executablePath = await ensureChromium();
-  stack = await startConnectStack();
-  browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  stack = started.add(await startConnectStack());
+  browser = started.add(await chromium.launch({ executablePath, args: CHROMIUM_ARGS }));
 }, 600_000);
-
-afterAll(async () => {
-  await browser.close();
-  await stack.stop();
-});
 
 async function newLink(user: string): Promise<{ id: string; url: string }> {
   const response = await createLink(stack, { user, customer: 'browser-co', app: 'acme' });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { saveConnectSettings } from '../../activities/db/connect-settings.js';
 import { readTokens } from '../../activities/db/connections.js';
 import { setFundedAccess } from '../../activities/db/funded-access.js';
@@ -13,15 +13,14 @@ import {
 import { historyText } from '../support/workflow-history.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
 import { createTestKey } from '../support/keys.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: ConnectStack;
 
-beforeAll(async () => {
-  stack = await startConnectStack();
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await stack.stop();
+beforeAll(async () => {
+  stack = started.add(await startConnectStack());
 });
 
 interface Link {

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { authFetch } from '../../activities/mcp-auth/auth-fetch.js';
 import { answeredWithin } from '../support/answered-within.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { startRawMcpServer, type RawMcpServer } from '../support/raw-mcp-server.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * JSON from a remote MCP server nested far deeper than anything Gatehouse keeps: JavaScript's
@@ -18,13 +19,13 @@ const READ_ONLY = { readOnlyHint: true };
 let stack: CallStack;
 let server: RawMcpServer;
 
-beforeAll(async () => {
-  [stack, server] = await Promise.all([startCallStack(), startRawMcpServer()]);
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await server.close();
-  await stack.stop();
+beforeAll(async () => {
+  [stack, server] = await Promise.all([
+    startCallStack().then(started.add),
+    startRawMcpServer().then(started.add),
+  ]);
 });
 
 /** A bound far above any prompt answer, for a loaded machine: only that one came is asserted. */

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { startRawMcpServer, type RawMcpServer } from '../support/raw-mcp-server.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * A remote MCP server's input schemas cost what the server chooses to compile: ajv compiles
@@ -17,19 +18,15 @@ let api: TestApi;
 let key: TestKey;
 let server: RawMcpServer;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   [api, server] = await Promise.all([
-    startTestApi(testConfig(db.url), db.sql),
-    startRawMcpServer(),
+    startTestApi(testConfig(db.url), db.sql).then(started.add),
+    startRawMcpServer().then(started.add),
   ]);
   key = await createTestKey(db.sql, { env: 'production', access: 'full', agentId: 'ops' });
-});
-
-afterAll(async () => {
-  await server.close();
-  await api.close();
-  await db.drop();
 });
 
 function costly(): Record<string, unknown> {

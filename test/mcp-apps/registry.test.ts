@@ -1,6 +1,6 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -12,6 +12,7 @@ import {
   type ListedTool,
   type ToolsListRewriter,
 } from '../support/tools-list-rewriter.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -132,13 +133,15 @@ async function auditOf(key: TestKey, action: string) {
   );
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   [api, everything] = await Promise.all([
-    startTestApi(testConfig(db.url), db.sql),
-    startServerEverything(),
+    startTestApi(testConfig(db.url), db.sql).then(started.add),
+    startServerEverything().then(started.add),
   ]);
-  rewriter = await startToolsListRewriter(everything.url);
+  rewriter = started.add(await startToolsListRewriter(everything.url));
   const business = { env: 'production', audience: 'business' } as const;
   manager = await createTestKey(db.sql, { ...business, access: 'full', agentId: 'ops' });
   reader = await createTestKey(db.sql, { ...business, access: 'standard' });
@@ -148,13 +151,6 @@ beforeAll(async () => {
     scopes: ['auth_configs:read', 'auth_configs:manage'],
   });
   stranger = await createTestKey(db.sql, { env: 'staging', access: 'full', audience: 'business' });
-});
-
-afterAll(async () => {
-  await rewriter.close();
-  await everything.stop();
-  await api.close();
-  await db.drop();
 });
 
 describe('POST /v1/mcp-apps: registering server-everything', () => {
@@ -351,11 +347,16 @@ describe('addresses and timeouts', () => {
   let silent: net.Server;
   let silentUrl: string;
   const sockets = new Set<net.Socket>();
+  const startedHere = stopsAfterAll();
 
   beforeAll(async () => {
     [strict, slow] = await Promise.all([
-      startTestApi(testConfig(db.url, { MCP_APPS_ALLOW_PRIVATE: 'false' }), db.sql),
-      startTestApi(testConfig(db.url, { UPSTREAM_TIMEOUT_MS: '500' }), db.sql),
+      startTestApi(testConfig(db.url, { MCP_APPS_ALLOW_PRIVATE: 'false' }), db.sql).then(
+        startedHere.add,
+      ),
+      startTestApi(testConfig(db.url, { UPSTREAM_TIMEOUT_MS: '500' }), db.sql).then(
+        startedHere.add,
+      ),
     ]);
     // Accepts connections and never answers a byte.
     silent = net.createServer((socket) => {
@@ -363,18 +364,15 @@ describe('addresses and timeouts', () => {
       socket.on('close', () => sockets.delete(socket));
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    startedHere.push(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) =>
+        silent.close(() => {
+          resolve();
+        }),
+      );
+    });
     silentUrl = `http://127.0.0.1:${String((silent.address() as AddressInfo).port)}/mcp`;
-  });
-
-  afterAll(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) =>
-      silent.close(() => {
-        resolve();
-      }),
-    );
-    await strict.close();
-    await slow.close();
   });
 
   it.each([
@@ -604,6 +602,7 @@ describe('access', () => {
 describe('a server that asks for authorization', () => {
   let protectedServer: http.Server;
   let protectedUrl: string;
+  const startedHere = stopsAfterAll();
 
   beforeAll(async () => {
     // 401 with RFC 9728 metadata, as an OAuth-protected MCP server answers before any token.
@@ -620,15 +619,15 @@ describe('a server that asks for authorization', () => {
       res.end();
     });
     await new Promise<void>((resolve) => protectedServer.listen(0, '127.0.0.1', resolve));
-    protectedUrl = `http://127.0.0.1:${String((protectedServer.address() as AddressInfo).port)}/mcp`;
-  });
-
-  afterAll(async () => {
-    await new Promise<void>((resolve) =>
-      protectedServer.close(() => {
-        resolve();
-      }),
+    startedHere.push(
+      () =>
+        new Promise<void>((resolve) =>
+          protectedServer.close(() => {
+            resolve();
+          }),
+        ),
     );
+    protectedUrl = `http://127.0.0.1:${String((protectedServer.address() as AddressInfo).port)}/mcp`;
   });
 
   it('registers it as auth "oauth" without tools, and refreshes it only once a user has connected (409)', async () => {

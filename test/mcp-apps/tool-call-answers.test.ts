@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { mcpToolUpstream, type McpUpstreamCall } from '../../activities/calls/mcp-tool-upstream.js';
 import type { CallAnswer, UpstreamOutcome } from '../../workflows/call-types.js';
 import { settleOutcome } from '../../workflows/upstream-settlement.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * The upstream step of a call to a remote MCP tool (issue 21) against a server made with the
@@ -37,6 +38,8 @@ function mcpServer(): McpServer {
   }));
   return mcp;
 }
+
+const started = stopsAfterAll();
 
 beforeAll(async () => {
   const app = express();
@@ -75,15 +78,15 @@ beforeAll(async () => {
       resolve();
     }),
   );
-  url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}/mcp`;
-});
-
-afterAll(async () => {
-  await new Promise<void>((resolve) =>
-    server.close(() => {
-      resolve();
-    }),
+  started.push(
+    () =>
+      new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      ),
   );
+  url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}/mcp`;
 });
 
 function call(tool: string, scope: McpUpstreamCall['scope'] = 'read'): McpUpstreamCall {

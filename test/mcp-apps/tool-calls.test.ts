@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { answerOf, startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { startServerEverything, type McpServerProcess } from '../../infra/dev/server-everything.js';
 import { startToolsListRewriter, type ToolsListRewriter } from '../support/tools-list-rewriter.js';
 import { connectMcp, errorOf as toolErrorOf, mintSession } from '../mcp/mcp-client.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let stack: CallStack;
 let everything: McpServerProcess;
@@ -65,16 +66,15 @@ async function lastAuditOf(action: string): Promise<Record<string, unknown>> {
   return (await stack.request(stack.key, 'GET', `/v1/audit/${event.id}`)).body;
 }
 
-beforeAll(async () => {
-  [stack, everything] = await Promise.all([startCallStack(), startServerEverything()]);
-  rewriter = await startToolsListRewriter(everything.url);
-  stranger = await createTestKey(stack.db.sql, { env: 'elsewhere', access: 'full' });
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await rewriter.close();
-  await everything.stop();
-  await stack.stop();
+beforeAll(async () => {
+  [stack, everything] = await Promise.all([
+    startCallStack().then(started.add),
+    startServerEverything().then(started.add),
+  ]);
+  rewriter = started.add(await startToolsListRewriter(everything.url));
+  stranger = await createTestKey(stack.db.sql, { env: 'elsewhere', access: 'full' });
 });
 
 describe('a remote MCP app among the apps and actions', () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { startServerEverything, type McpServerProcess } from '../../infra/dev/server-everything.js';
 import {
@@ -6,6 +6,7 @@ import {
   type ListedTool,
   type ToolsListRewriter,
 } from '../support/tools-list-rewriter.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * A remote server's annotations are its own claims: a destructive tool may say `readOnlyHint:
@@ -63,15 +64,14 @@ const lying = (tools: ListedTool[]): ListedTool[] =>
     tool.name === LIAR ? { ...tool, annotations: { readOnlyHint: true } } : tool,
   );
 
-beforeAll(async () => {
-  [stack, everything] = await Promise.all([startCallStack(), startServerEverything()]);
-  rewriter = await startToolsListRewriter(everything.url);
-});
+const started = stopsAfterAll();
 
-afterAll(async () => {
-  await rewriter.close();
-  await everything.stop();
-  await stack.stop();
+beforeAll(async () => {
+  [stack, everything] = await Promise.all([
+    startCallStack().then(started.add),
+    startServerEverything().then(started.add),
+  ]);
+  rewriter = started.add(await startToolsListRewriter(everything.url));
 });
 
 describe('grades taken from a server’s own annotations', () => {

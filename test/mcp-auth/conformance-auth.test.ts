@@ -4,7 +4,7 @@
 // exchange and step-up. Every scenario the suite runs must pass; the ones the project leaves out
 // are exactly the known ones below, with their reason (README, "Govern a remote MCP server"),
 // so a scenario a newer runner adds fails this test until someone decides.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -17,6 +17,7 @@ import { freePort } from '../../infra/dev/free-port.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ensureNode22 } from '../mcp/node22.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * Fourteen clients start at once (the suite runs its scenarios in parallel), each loading
@@ -55,7 +56,6 @@ interface Check {
 const client = fileURLToPath(new URL('./conformance-client.ts', import.meta.url));
 
 let db: TestDatabase;
-let outputDir: string | undefined;
 let run: { code: number | null; stdout: string; stderr: string };
 /** Each scenario's checks, as the runner saved them (`<out>/auth/<scenario>-<time>/checks.json`). */
 const results = new Map<string, Check[]>();
@@ -69,9 +69,11 @@ function runnerScript(): string {
   return path.join(path.dirname(manifest), bin.conformance);
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   const node = await ensureNode22();
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   const config = testConfig(db.url, { API_PORT: String(await freePort()) });
   const environment = await ensureEnvironment(db.sql, 'conformance');
   await saveMcpClientBranding(
@@ -87,7 +89,7 @@ beforeAll(async () => {
     'test',
   );
   const out = await mkdtemp(path.join(tmpdir(), 'gatehouse-auth-conformance-'));
-  outputDir = out;
+  started.push(() => rm(out, { recursive: true, force: true }));
   const env: Record<string, string | undefined> = {
     ...process.env,
     DATABASE_URL: db.url,
@@ -131,11 +133,6 @@ beforeAll(async () => {
     outputs.set(`auth/${name}`, `${stdout}\n${stderr}`.trim().split('\n').slice(-20).join('\n'));
   }
 }, 600_000);
-
-afterAll(async () => {
-  await db.drop();
-  if (outputDir !== undefined) await rm(outputDir, { recursive: true, force: true });
-});
 
 const tail = (text: string) => text.trim().split('\n').slice(-30).join('\n');
 

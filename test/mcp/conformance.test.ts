@@ -3,15 +3,16 @@
 // passes, and the scenarios that do not apply are exactly the known ones below, so a scenario a
 // newer runner adds fails this test until someone decides which list it belongs to (README: "Give
 // an agent MCP tools").
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startCallStack, type CallStack } from '../support/call-stack.js';
+import { startCallStack } from '../support/call-stack.js';
 import { mintSession } from './mcp-client.js';
 import { ensureNode22 } from './node22.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /** One run of the whole suite takes seconds; a loaded machine gets plenty more. */
 const RUN_TIMEOUT_MS = 120_000;
@@ -78,13 +79,11 @@ interface Run {
   stderr: string;
 }
 
-let stack: CallStack | undefined;
 let run: Run;
 /** Every scenario the runner says it ran, in order. */
 let ran: string[];
 /** Each scenario's checks, as the runner saved them (`<out>/server-<scenario>-<time>/checks.json`). */
 const results = new Map<string, Check[]>();
-let outputDir: string | undefined;
 
 /** The `conformance` bin of the installed package, run with Node 22 rather than via npx. */
 function runnerScript(): string {
@@ -118,18 +117,19 @@ function runnerSaid(): string {
   return `runner exit ${String(run.code)}\nstdout ends:\n${tail(run.stdout)}\nstderr ends:\n${tail(run.stderr)}`;
 }
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
   const node = await ensureNode22();
   // The server checks Origin against PUBLIC_URL (DNS rebinding), and the runner sends the
   // session address's own origin as a valid one: the call stack's API listens where PUBLIC_URL
   // says.
-  const started = await startCallStack();
-  stack = started;
-  await started.connect('u_ann');
+  const stack = started.add(await startCallStack());
+  await stack.connect('u_ann');
   // The address carries its secret: the runner, which sets no headers, needs nothing else.
-  const session = await mintSession(started, { user: 'u_ann' });
+  const session = await mintSession(stack, { user: 'u_ann' });
   const out = await mkdtemp(path.join(tmpdir(), 'gatehouse-conformance-'));
-  outputDir = out;
+  started.push(() => rm(out, { recursive: true, force: true }));
   run = await conformance(node, ['server', '--url', session.url, '--suite', 'all', '-o', out]);
   ran = [...run.stdout.matchAll(/^=== Running scenario: (\S+) ===$/gm)].map((m) => String(m[1]));
   for (const dir of await readdir(out)) {
@@ -139,12 +139,6 @@ beforeAll(async () => {
     results.set(scenario, JSON.parse(text) as Check[]);
   }
 }, 300_000 + RUN_TIMEOUT_MS);
-
-afterAll(async () => {
-  // Also after a failed set-up (e.g. no Node 22 here), whose error is the one to read.
-  await stack?.stop();
-  if (outputDir !== undefined) await rm(outputDir, { recursive: true, force: true });
-});
 
 function checksOf(scenario: string): Check[] {
   const checks = results.get(scenario);

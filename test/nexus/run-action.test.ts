@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +12,7 @@ import type { SeededConnection } from '../support/seed-connection.js';
 import { historyText, storedPayloads } from '../support/workflow-history.js';
 import { startCallerStack, type CallerStack } from './caller-stack.js';
 import { failureOf, operationFixture } from './operation-fixture.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 /**
  * README "Call Gatehouse from your Temporal workflows (Nexus)" (issue 23.3): a backend's workflow
@@ -32,28 +33,25 @@ let caller: CallerStack;
 let gatehouse: Client;
 let fixture: ReturnType<typeof operationFixture>;
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  stack = await startCallStack();
+  stack = started.add(await startCallStack());
   seeded = await stack.connect(USER);
   backendKey = await createTestKey(stack.db.sql, {
     env: 'test',
     access: 'standard',
     agentId: AGENT,
   });
-  caller = await startCallerStack(stack.config, backendKey.key);
+  caller = started.add(await startCallerStack(stack.config, backendKey.key));
   gatehouse = new Client({
     connection: await Connection.connect({ address: stack.config.temporal.address }),
     namespace: stack.config.temporal.namespace,
     dataConverter: encryptedDataConverter(stack.config.encryption),
   });
+  started.push(() => gatehouse.connection.close());
   fixture = operationFixture(stack, seeded, AGENT);
 }, 120_000);
-
-afterAll(async () => {
-  await caller.stop();
-  await gatehouse.connection.close();
-  await stack.stop();
-});
 
 /** The Gatehouse workflow behind the operation, found as an operator would, by its agent. */
 async function backingWorkflowIds(): Promise<string[]> {

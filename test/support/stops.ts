@@ -13,19 +13,22 @@ export class Stops {
   private readonly stops: (() => Promise<unknown>)[] = [];
 
   /** Registers a stop of anything (a client, a temporary folder). */
-  push(stop: () => Promise<unknown>): void {
+  readonly push = (stop: () => Promise<unknown>): void => {
     this.stops.push(stop);
-  }
+  };
 
-  /** Registers how `started` ends (stop, close or drop) and hands it back. */
-  add<T extends Stoppable>(started: T): T {
+  /**
+   * Registers how `started` ends (stop, close or drop) and hands it back; bound, so that starts
+   * run together register each as it comes: `Promise.all([startA().then(stops.add), …])`.
+   */
+  readonly add = <T extends Stoppable>(started: T): T => {
     this.stops.push(() => {
       if ('stop' in started) return started.stop();
       if ('close' in started) return started.close();
       return started.drop();
     });
     return started;
-  }
+  };
 
   /**
    * Stops everything registered, last first, each once; every stop runs even when one fails,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Client } from '@temporalio/client';
@@ -23,6 +23,7 @@ import { testEnv } from '../support/stack-env.js';
 import { installTestRuntime, testLogger } from '../support/test-log.js';
 import { startReceiver, type Delivery, type Receiver } from '../support/webhook-receiver.js';
 import { historyText } from '../support/workflow-history.js';
+import { stopsAfterAll } from '../support/stops.js';
 
 let db: TestDatabase;
 let config: Config;
@@ -36,14 +37,17 @@ let admin: TestKey;
 const workerLogs: string[] = [];
 const secret = generateWebhookSecret();
 
+const started = stopsAfterAll();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = started.add(await createTestDatabase());
   config = testConfig(db.url);
-  api = await startTestApi(config, db.sql);
+  api = started.add(await startTestApi(config, db.sql));
   client = api.temporal;
   installTestRuntime();
   // The worker of test/support, with its log lines kept to prove the secret is never in them.
   connection = await NativeConnection.connect({ address: config.temporal.address });
+  started.push(() => connection.close());
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       workerLogs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
@@ -58,7 +62,11 @@ beforeAll(async () => {
     workflowBundle: { codePath: testEnv('workflowBundle') },
   });
   running = worker.run();
-  receiver = await startReceiver();
+  started.push(async () => {
+    worker.shutdown();
+    await running;
+  });
+  receiver = started.add(await startReceiver());
   admin = await createTestKey(db.sql, { env: 'production', access: 'full', agentId: 'ops' });
   const set = await fetch(`${api.url}/v1/webhook-endpoint`, {
     method: 'PUT',
@@ -66,15 +74,6 @@ beforeAll(async () => {
     body: JSON.stringify({ url: receiver.url, secret }),
   });
   expect(set.status).toBe(200);
-});
-
-afterAll(async () => {
-  await receiver.close();
-  worker.shutdown();
-  await running;
-  await connection.close();
-  await api.close();
-  await db.drop();
 });
 
 async function decidedApproval(environmentId: string) {
