@@ -154,7 +154,7 @@ beforeAll(async () => {
 });
 
 describe('POST /v1/mcp-apps: registering server-everything', () => {
-  it('lists its tools with the SDK client, keeps them as snapshot 1 accepted by the registration, and grades them by their annotations', async () => {
+  it('lists its tools with the SDK client, keeps them as snapshot 1, and grades them by their annotations once an operator accepts it', async () => {
     const id = nextId();
     const app = appOf(
       await register({
@@ -172,11 +172,32 @@ describe('POST /v1/mcp-apps: registering server-everything', () => {
       server_url: everything.url,
       tool_allowlist: null,
       grade_overrides: { 'toggle-subscriber-updates': 'destructive' },
-      snapshot: { accepted_version: 1, latest_version: 1, pending: null },
-      pending_tools: [],
+      // Its annotations grade tools as reads and writes: the server's word waits for a person.
+      snapshot: { accepted_version: null, latest_version: 1, pending: { version: 1 } },
+      actions: [],
       updated_by: 'ops',
     });
-    const byName = new Map(app.tools.map((tool) => [tool.name, tool]));
+    expect(app.pending_tools.map((tool) => tool.name)).toContain('echo');
+    const [registered] = await auditOf(manager, `${id}.*`);
+    expect(registered).toMatchObject({
+      decision: 'allowed',
+      request: { operation: 'register', server_url: everything.url, channel: 'api' },
+      response: {
+        auth: 'none',
+        accepted_version: null,
+        grades: { echo: { grade: 'read', source: 'annotations' } },
+      },
+    });
+    expect(String(registered?.reason)).toContain("waits for an operator's acceptance");
+    const waiting = new Map(app.tools.map((tool) => [tool.name, tool]));
+    expect(waiting.get('echo')).toMatchObject({ grade: 'read', callable: false });
+
+    const accepted = appOf(
+      await call(manager, 'POST', `/v1/mcp-apps/${id}/accept`, { body: { version: 1 } }),
+    );
+    expect(accepted.snapshot).toMatchObject({ accepted_version: 1, pending: null });
+    expect(accepted.pending_tools).toEqual([]);
+    const byName = new Map(accepted.tools.map((tool) => [tool.name, tool]));
     expect(byName.get('echo')).toMatchObject({
       action: `${id}.echo`,
       grade: 'read',
@@ -192,7 +213,7 @@ describe('POST /v1/mcp-apps: registering server-everything', () => {
       grade: 'destructive',
       grade_source: 'override',
     });
-    expect(app.actions.map((action) => action.action)).toContain(`${id}.get-sum`);
+    expect(accepted.actions.map((action) => action.action)).toContain(`${id}.get-sum`);
 
     const [event] = await auditOf(manager, `${id}.*`);
     expect(event).toMatchObject({
@@ -202,10 +223,16 @@ describe('POST /v1/mcp-apps: registering server-everything', () => {
       agent_id: 'ops',
       user: null,
       scope: null,
-      request: { operation: 'register', server_url: everything.url, channel: 'api' },
-      response: { auth: 'none', accepted_version: 1 },
+      request: { operation: 'accept', version: 1, channel: 'api' },
+      response: {
+        accepted_version: 1,
+        grades: {
+          echo: { grade: 'read', source: 'annotations' },
+          'toggle-subscriber-updates': { grade: 'destructive', source: 'override' },
+        },
+      },
     });
-    expect(String(event?.reason)).toContain('snapshot v1');
+    expect(String(event?.reason)).toContain('snapshot v1 accepted');
   });
 
   it('answers the same registration again, under its Idempotency-Key, without registering twice', async () => {
@@ -405,7 +432,9 @@ describe('addresses and timeouts', () => {
 describe('refresh and accept: tool pinning', () => {
   it('keeps an unchanged listing as it is, and a changed one as a pending snapshot whose changes GET shows and audit records', async () => {
     const id = nextId('pinned');
-    appOf(await register({ id, name: 'Pinned', server_url: rewriter.url }));
+    appOf(
+      await register({ id, name: 'Pinned', server_url: rewriter.url, trust_annotations: true }),
+    );
 
     const same = appOf(await call(manager, 'POST', `/v1/mcp-apps/${id}/refresh`));
     expect(same.snapshot).toMatchObject({ accepted_version: 1, latest_version: 1, pending: null });
@@ -471,7 +500,9 @@ describe('refresh and accept: tool pinning', () => {
 
   it('accepting the pending snapshot makes its tools callable, and is audited', async () => {
     const id = nextId('accepted');
-    appOf(await register({ id, name: 'Accepted', server_url: rewriter.url }));
+    appOf(
+      await register({ id, name: 'Accepted', server_url: rewriter.url, trust_annotations: true }),
+    );
     rewriter.rewrite = (tools) =>
       tools.map((tool) => (tool.name === 'echo' ? { ...tool, title: 'Echo, renamed' } : tool));
     try {
@@ -509,7 +540,9 @@ describe('refresh and accept: tool pinning', () => {
 describe('PATCH and DELETE /v1/mcp-apps/{app}', () => {
   it('changes the allow-list and the overrides, which decide what is callable and how it is graded', async () => {
     const id = nextId('settings');
-    appOf(await register({ id, name: 'Settings', server_url: everything.url }));
+    appOf(
+      await register({ id, name: 'Settings', server_url: everything.url, trust_annotations: true }),
+    );
     const changed = appOf(
       await call(manager, 'PATCH', `/v1/mcp-apps/${id}`, {
         body: { tool_allowlist: ['echo', 'get-sum'], grade_overrides: { 'get-sum': 'write' } },
