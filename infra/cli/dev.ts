@@ -14,7 +14,10 @@ import { clearRunningStack, recordRunningStack } from '../dev/running-stack.js';
 import { devShellExports } from '../dev/shell-exports.js';
 import { terminalLogStream } from '../dev/terminal-log.js';
 import { createLogger } from '../logger.js';
-import { untilShutdownSignal } from './signals.js';
+import { signalExitCode, untilShutdownSignal } from './signals.js';
+
+/** What stops `gatehouse dev`: Ctrl-C, a kill, and the terminal closing (SIGHUP). */
+const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 function redactPassword(url: string): string {
   return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
@@ -65,6 +68,13 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
     'Starting Gatehouse (embedded Postgres, Temporal dev server, worker, API, demo app):\n' +
       'about 8 s on an idle machine, up to 25 s on a busy one…',
   );
+  // Postgres and Temporal run in process groups of their own, so the terminal's Ctrl-C during
+  // the start reaches only this process: it ends the start, and what has started is signalled
+  // as the process exits (spawnService), as the terminal's signal once reached it directly.
+  const endStart = (signal: NodeJS.Signals) => {
+    process.exit(signalExitCode(signal));
+  };
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, endStart);
   let stack: DevStack;
   try {
     // Loaded here, not at the top: every other `gatehouse` command (`env`, `keys`, …) would
@@ -87,7 +97,11 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
     console.error(`\n${startFailureLines(error, shown(logFile)).join('\n')}`);
     process.exitCode = 1;
     return;
+  } finally {
+    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, endStart);
   }
+  // From here on a signal stops the stack in order.
+  const shutdown = untilShutdownSignal(SHUTDOWN_SIGNALS);
   const { DEV_ENVIRONMENT, DEMO_APP, DEV_KEYS } = await import('../dev/stack.js');
   // From the process's own start, so loading the sources counts too: what the user waited.
   const seconds = process.uptime().toFixed(1);
@@ -146,10 +160,7 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
   );
   // A server of the stack that dies ends it too: the rest would go on without it, or reach
   // whatever takes its port next.
-  const lost = await Promise.race([
-    untilShutdownSignal(['SIGINT', 'SIGTERM', 'SIGHUP']).then(() => null),
-    stack.lost,
-  ]);
+  const lost = await Promise.race([shutdown.then(() => null), stack.lost]);
   if (lost) {
     // As a failed start: the record to the file alone, the terminal gets the lines below.
     createLogger({ level: 'info' }, file).fatal(

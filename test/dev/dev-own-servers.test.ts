@@ -5,6 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { childPidWith } from '../support/child-process.js';
 import {
   devDataFolder,
+  interruptGroup,
   spawnDev,
   stopDev,
   untilReady,
@@ -142,5 +143,39 @@ describe('gatehouse dev and the servers it starts', () => {
     expect(output).toMatch(/Why: +.*signal SIGKILL/);
     expect(output).toContain('What to do:');
     expect(output).not.toMatch(/^\s+at /m);
+  }, 180_000);
+
+  it('leaves none of its servers running when Ctrl-C comes during the start', async () => {
+    const { dir } = await devDataFolder('gatehouse-dev-interrupted-');
+    folders.push(dir);
+    const dev = spawnDev({ dataDir: dir, detached: true });
+    started.push(dev);
+    const parent = dev.child.pid ?? 0;
+    // Once its Temporal server runs (its Postgres started before it), Ctrl-C in its terminal.
+    const deadline = Date.now() + 120_000;
+    let temporal: number | null = null;
+    while (temporal === null && dev.child.exitCode === null && Date.now() < deadline) {
+      temporal = await childPidWith(['start-dev'], parent).catch(() => null);
+      if (temporal === null) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (temporal === null) throw new Error(`its Temporal server never started:\n${dev.output()}`);
+    const postgres = await childPidWith(['-D'], parent);
+    await interruptGroup(dev);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const gone = Date.now() + 30_000;
+    while ((alive(temporal) || alive(postgres)) && Date.now() < gone) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const left = [temporal, postgres].filter(alive);
+    // Whatever a failure leaves is ended here, not left to outlive the run.
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+    expect(left).toEqual([]);
   }, 180_000);
 });
