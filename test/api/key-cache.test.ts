@@ -7,6 +7,8 @@ import { startTestApi, type TestApi } from '../support/api.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
+import { freezeDateAt } from '../support/frozen-date.js';
+import { answeredWithinKeyBound } from '../support/key-change.js';
 import { testEnv } from '../support/stack-env.js';
 import { stopsAfterAll } from '../support/stops.js';
 
@@ -29,50 +31,15 @@ function fundedAccess(key: TestKey): Promise<Response> {
   return fetch(`${api.url}/v1/funded-access`, { headers: bearer(key.key) });
 }
 
+async function statusOf(key: TestKey): Promise<number> {
+  return (await fundedAccess(key)).status;
+}
+
 /** A key the API has recognised, and serves from memory from now on. */
 async function cachedKey(options: Parameters<typeof createTestKey>[1]): Promise<TestKey> {
   const key = await createTestKey(db.sql, options);
   for (let i = 0; i < 3; i += 1) expect((await fundedAccess(key)).status).toBe(200);
   return key;
-}
-
-/**
- * Asks until the key's answer turns `status`, and fails if a request sent later than the bound
- * after `changedAt` (taken once the change committed) still had the old answer. The API decides
- * on a request after it was sent, with this process's clock, so the check is exact on a machine
- * of any speed: no request sent within the bound is held against it, however late its answer.
- */
-async function answeredWithinBound(key: TestKey, status: number, changedAt: number) {
-  for (;;) {
-    const sentAt = Date.now();
-    const response = await fundedAccess(key);
-    if (response.status === status) return;
-    if (sentAt - changedAt > KEY_CHANGE_BOUND_MS) {
-      throw new Error(
-        `a request sent ${String(sentAt - changedAt)} ms after the change was answered ${String(response.status)}`,
-      );
-    }
-    await sleep(50);
-  }
-}
-
-/** Jest's clock at `now`, faking only `Date`: timers, I/O and the event loop run as they do. */
-function freezeDateAt(now: number): void {
-  jest.useFakeTimers({
-    now,
-    doNotFake: [
-      'hrtime',
-      'nextTick',
-      'performance',
-      'queueMicrotask',
-      'setImmediate',
-      'clearImmediate',
-      'setInterval',
-      'clearInterval',
-      'setTimeout',
-      'clearTimeout',
-    ],
-  });
 }
 
 /** Resolves once the API's key cache has heard a heartbeat it sent at `time` or later. */
@@ -115,21 +82,21 @@ describe('the API key cache', () => {
     }
     // Any later change announces the key, and the cache drops it.
     await db.sql`update api_keys set name = name where id = ${key.id}`;
-    await answeredWithinBound(key, 401, Date.now());
+    await answeredWithinKeyBound(() => statusOf(key), 401, Date.now());
   });
 
   it('refuses a key revoked with `gatehouse keys revoke` within the bound', async () => {
     const key = await cachedKey({ env: 'test', access: 'full' });
     expect(await revokeKeyCommand(db.sql, key.id)).toBe(`revoked key ${key.id}`);
-    await answeredWithinBound(key, 401, Date.now());
+    await answeredWithinKeyBound(() => statusOf(key), 401, Date.now());
   });
 
   it('applies changed scopes and a deleted key within the bound', async () => {
     const key = await cachedKey({ env: 'test', access: 'full' });
     await db.sql`update api_keys set scopes = ${['auth_configs:read']} where id = ${key.id}`;
-    await answeredWithinBound(key, 403, Date.now());
+    await answeredWithinKeyBound(() => statusOf(key), 403, Date.now());
     await db.sql`delete from api_keys where id = ${key.id}`;
-    await answeredWithinBound(key, 401, Date.now());
+    await answeredWithinKeyBound(() => statusOf(key), 401, Date.now());
   });
 
   it('keeps the bound while its listening connection is down, and listens again', async () => {
@@ -145,7 +112,7 @@ describe('the API key cache', () => {
     try {
       await db.sql`select pg_terminate_backend(${listener ?? 0})`;
       await db.sql`update api_keys set revoked_at = now() where id = ${key.id}`;
-      await answeredWithinBound(key, 401, Date.now());
+      await answeredWithinKeyBound(() => statusOf(key), 401, Date.now());
     } finally {
       await admin.unsafe(`alter database "${name}" allow_connections true`);
       await admin.end({ timeout: 5 });
@@ -155,6 +122,6 @@ describe('the API key cache', () => {
     while ((await listeningBackends()).length === 0) await sleep(200);
     const other = await cachedKey({ env: 'test', access: 'full' });
     await revokeKeyCommand(db.sql, other.id);
-    await answeredWithinBound(other, 401, Date.now());
+    await answeredWithinKeyBound(() => statusOf(other), 401, Date.now());
   }, 120_000);
 });

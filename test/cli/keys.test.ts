@@ -17,6 +17,7 @@ import { startTestApi, type TestApi } from '../support/api.js';
 import { runCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { answeredWithinKeyBound } from '../support/key-change.js';
 import { bearer } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
 
@@ -103,13 +104,8 @@ describe('gatehouse keys', () => {
     expect(listed).not.toContain(key);
 
     expect(await revokeKeyCommand(db.sql, id)).toBe(`revoked key ${id}`);
-    // Within the API key cache's bound (2 s), polled.
-    let after = await status(key);
-    for (const until = Date.now() + 5000; after !== 401 && Date.now() < until;) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      after = await status(key);
-    }
-    expect(after).toBe(401);
+    // Within the API key cache's bound (2 s).
+    await answeredWithinKeyBound(() => status(key), 401, Date.now());
     const table = await listKeysCommand(db.sql, 'lifecycle');
     expect(table.split('\n')[0]).toMatch(/^ID +PREFIX +NAME +ACCESS +AGENT +AUDIENCE +STATUS$/);
     expect(table).toMatch(new RegExp(`^${id} .* revoked$`, 'm'));

@@ -141,7 +141,9 @@ describe('what a grant never does', () => {
 
 describe('a grant ends exactly at its end, by the workflow clock', () => {
   it('hostile: a grant used after its end no longer applies (real workflow, a short grant)', async () => {
-    const grant = await approveWithGrant(stack, agent, 'u_dan', { for: 'user', seconds: 2 });
+    // Short, but long enough that the call made while it lasts is made before its end on a
+    // loaded machine too (with 2 s, a slow call outlived it); its end is then waited for.
+    const grant = await approveWithGrant(stack, agent, 'u_dan', { for: 'user', seconds: 15 });
     const during = await createTask(stack, agent, 'u_dan');
     expect(await auditOf(stack, during)).toMatchObject({ decision: 'allowed', grantId: grant.id });
     const left = Date.parse(grant.expires_at) - Date.now();
