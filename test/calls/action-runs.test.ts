@@ -5,6 +5,7 @@ import { createTestKey, type TestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
 import { historyText } from '../support/workflow-history.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 let stack: CallStack;
 let alice: SeededConnection;
@@ -33,8 +34,10 @@ function errorOf(answer: Answer): ErrorBody {
 const started = stopsAfterAll();
 
 beforeAll(async () => {
-  // A short upstream timeout so `upstream_timeout` is provable without a long wait.
-  stack = started.add(await startCallStack({ env: { UPSTREAM_TIMEOUT_MS: '1500' } }));
+  // An upstream timeout short enough that `upstream_timeout` is provable without a long wait,
+  // and long enough that the demo app (in this process) answers every other call before it on
+  // a loaded machine too: 1.5 s was not.
+  stack = started.add(await startCallStack({ env: { UPSTREAM_TIMEOUT_MS: '5000' } }));
   alice = await stack.connect('u_alice');
   secrets.push(alice.accessToken, alice.refreshToken);
   readOnly = await createTestKey(stack.db.sql, { env: 'test', access: 'read_only' });
@@ -228,18 +231,18 @@ describe("the app's own failures", () => {
     });
     expect(answer.status).toBe(503);
     const query = `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseDecision = 'failed'`;
-    let found = 0;
-    for (let tries = 0; found === 0 && tries < 60; tries++) {
-      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 250));
-      found = (await stack.api.temporal.workflow.count(query)).count;
-    }
-    expect(found).toBeGreaterThan(0);
+    // Visibility is eventually consistent.
+    await eventually(
+      'the failed call listed',
+      async () => ((await stack.api.temporal.workflow.count(query)).count > 0 ? true : null),
+      250,
+    );
   });
 
   it('a slow app → 504 upstream_timeout after one wait of UPSTREAM_TIMEOUT_MS; a write says it may have happened', async () => {
     await stack.setDefaults({ read: 'allow', write: 'allow', destructive: 'deny' });
     try {
-      stack.acme.demo.faults.set({ mode: 'slow', delayMs: 4000 });
+      stack.acme.demo.faults.set({ mode: 'slow', delayMs: 20_000 });
       const before = stack.acme.demo.stats().apiRequests;
       const read = await stack.run('acme.list_tasks', { user: 'u_alice' });
       expect(read.status).toBe(504);
@@ -367,21 +370,20 @@ describe('Temporal', () => {
     });
     expect(answer.status).toBe(200);
     const { temporal } = stack.api;
-    const found: string[] = [];
-    for await (const execution of temporal.workflow.list({
-      query: `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseAgent = 'test-agent' AND GatehouseAction = 'acme.list_tasks' AND GatehouseDecision = 'allowed'`,
-    })) {
-      found.push(execution.workflowId);
-    }
-    // Visibility is eventually consistent; the dev server is quick, but give it a moment.
-    for (let tries = 0; found.length === 0 && tries < 60; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      for await (const execution of temporal.workflow.list({
-        query: `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseAgent = 'test-agent' AND GatehouseAction = 'acme.list_tasks' AND GatehouseDecision = 'allowed'`,
-      })) {
-        found.push(execution.workflowId);
-      }
-    }
+    // Visibility is eventually consistent.
+    const found = await eventually(
+      'the allowed call listed by its labels',
+      async () => {
+        const listed: string[] = [];
+        for await (const execution of temporal.workflow.list({
+          query: `WorkflowType = 'governedCall' AND GatehouseUser = 'u_alice' AND GatehouseAgent = 'test-agent' AND GatehouseAction = 'acme.list_tasks' AND GatehouseDecision = 'allowed'`,
+        })) {
+          listed.push(execution.workflowId);
+        }
+        return listed.length > 0 ? listed : null;
+      },
+      250,
+    );
     expect(found.length).toBeGreaterThan(0);
     const workflowId = found[0] as string;
     expect(workflowId).toMatch(/^call\/test\/acme\.list_tasks\/[0-9a-f]{32}$/);

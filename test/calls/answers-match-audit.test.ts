@@ -4,6 +4,7 @@ import { actionCallRequest, sendCallUpdate } from '../support/call-update.js';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Issue 19.4: every caller's audit row says what that caller was answered, under any
@@ -225,10 +226,14 @@ describe('a request sent again after the run that answered it closed (issue 19.4
     expect(ran.status).toBe(200);
     const requestId = await requestIdOf(ran);
     const call = createTaskCall('writer', input);
-    // Another caller's identical write, slowed at the app, keeps a new run open meanwhile.
+    // Another caller's identical write, slowed at the app, keeps a new run open meanwhile: once
+    // it has reached the app, the run is open.
     stack.acme.demo.faults.set({ mode: 'slow', delayMs: 3000, times: 1 });
+    const atTheApp = stack.acme.demo.stats().apiRequests;
     const other = stack.run('acme.create_task', { user: 'u_many', input }, { key: writer });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await eventually('the other write at the app', () =>
+      stack.acme.demo.stats().apiRequests > atTheApp ? true : null,
+    );
     const before = stack.acme.demo.stats().apiRequests;
     const again = await resend(call, ran, requestId);
     expect(again).toEqual({ kind: 'json', status: 200, body: ran.body });

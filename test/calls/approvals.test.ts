@@ -15,6 +15,7 @@ import { startCallStack, type Answer, type CallStack } from '../support/call-sta
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 let stack: CallStack;
 let readOnly: TestKey;
@@ -169,7 +170,8 @@ describe('a held call', () => {
       await stack.run('acme.create_task', { user: 'u_cat', input }, { key: quick }),
     );
     expect(held.requested_from).toEqual(['ops@example.com']);
-    await sleep(2500);
+    // Past its expiry, which the API reads off the clock.
+    await sleep(Math.max(0, Date.parse(held.expires_at) - Date.now()) + 500);
     const view = await stack.request(stack.key, 'GET', `/v1/approvals/${held.id}`);
     expect(view.body.status).toBe('expired');
     const late = await stack.request(ops, 'POST', `/v1/approvals/${held.id}/approve`);
@@ -179,10 +181,12 @@ describe('a held call', () => {
       await stack.run('acme.create_task', { user: 'u_cat', input }, { key: quick }),
     );
     expect(fresh.id).not.toBe(held.id);
-    // The workflow itself recorded the expiry.
-    const [row] = await stack.db.sql<{ status: string }[]>`
-      select status from approvals where id = ${held.id}`;
-    expect(row?.status).toBe('expired');
+    // The workflow itself records the expiry, when its timer fires (late, on a loaded machine).
+    await eventually('the workflow records the expiry', async () => {
+      const [row] = await stack.db.sql<{ status: string }[]>`
+        select status from approvals where id = ${held.id} and status = 'expired'`;
+      return row;
+    });
   });
 
   it('50 concurrent identical calls share one approval; 5 retries after approval write once', async () => {
@@ -481,12 +485,11 @@ describe('operator labels', () => {
       }
       return ids;
     };
-    // Visibility is eventually consistent: give it up to ~15 s.
-    let ids = await found();
-    for (let tries = 0; ids.length === 0 && tries < 60; tries++) {
-      await sleep(250);
-      ids = await found();
-    }
+    // Visibility is eventually consistent.
+    const ids = await eventually('the held call listed by its labels', async () => {
+      const listed = await found();
+      return listed.length > 0 ? listed : null;
+    });
     expect(ids).toHaveLength(1);
     expect(ids[0]).toMatch(/^call\/test\/acme\.create_task\/[0-9a-f]{32}$/);
     expect((await temporal.workflow.count(query)).count).toBe(1);
@@ -636,7 +639,8 @@ describe('approval.decided', () => {
       // Earlier decisions of this file may be delivered too: this endpoint now gets them all.
       const ours = () =>
         receiver.deliveries.filter((d) => d.headers['webhook-id'] === `evt_${held.id}`);
-      for (let tries = 0; tries < 150 && ours().length === 0; tries++) await sleep(100);
+      await eventually('approval.decided delivered', () => (ours().length > 0 ? true : null));
+      // A second delivery of the one event would have come by now (it is not a retry).
       await sleep(300);
       expect(ours()).toHaveLength(1);
       const [delivery] = ours();
@@ -670,8 +674,11 @@ describe('the retry window after approval', () => {
         `/v1/approvals/${held.id}/approve`,
       );
       expect(approved.status).toBe(200);
-      // Well past the 1 s window, even if a loaded machine fires the workflow's timer late.
-      await sleep(3000);
+      // The window lapses when the workflow's timer fires, which a loaded machine fires late:
+      // the workflow that held the call has ended then, and a retry starts anew.
+      const [holder] = await brief.db.sql<{ workflowId: string }[]>`
+        select workflow_id from approvals where id = ${held.id}`;
+      await brief.api.temporal.workflow.getHandle(holder?.workflowId ?? '').result();
       const before = brief.acme.demo.stats().apiRequests;
       const late = approvalOf(await brief.run('acme.create_task', { user: 'u_late', input }));
       expect(late.id).not.toBe(held.id);
@@ -692,14 +699,11 @@ describe('deleting the user', () => {
     );
     const deleted = await stack.request(stack.key, 'DELETE', '/v1/users/u_gus');
     expect(deleted.status).toBe(200);
-    let status = '';
-    for (let tries = 0; tries < 150 && status !== 'cancelled'; tries++) {
+    await eventually('the approval cancelled', async () => {
       const [row] = await stack.db.sql<{ status: string }[]>`
-        select status from approvals where id = ${held.id}`;
-      status = row?.status ?? '';
-      if (status !== 'cancelled') await sleep(100);
-    }
-    expect(status).toBe('cancelled');
+        select status from approvals where id = ${held.id} and status = 'cancelled'`;
+      return row;
+    });
     const late = await stack.request(stack.approver, 'POST', `/v1/approvals/${held.id}/approve`);
     expect(late.status).toBe(409);
   });

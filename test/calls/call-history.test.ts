@@ -9,6 +9,7 @@ import { temporal } from '@temporalio/proto';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { receiveWebhooks, type Receiver } from '../support/webhook-receiver.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -27,12 +28,15 @@ beforeAll(async () => {
 
 async function callWorkflowOf(client: Client, user: string, action: string): Promise<string> {
   const query = `WorkflowType = 'governedCall' AND GatehouseUser = '${user}' AND GatehouseAction = '${action}'`;
-  for (let tries = 0; tries < 120; tries++) {
-    for await (const execution of client.workflow.list({ query })) return execution.workflowId;
-    // Visibility is eventually consistent.
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`no call workflow for ${user} ${action}`);
+  // Visibility is eventually consistent.
+  return eventually(
+    `the call workflow of ${user} ${action}`,
+    async () => {
+      for await (const execution of client.workflow.list({ query })) return execution.workflowId;
+      return null;
+    },
+    250,
+  );
 }
 
 interface HistorySummary {

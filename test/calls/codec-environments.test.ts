@@ -15,6 +15,7 @@ import { receiveWebhooks, type Receiver } from '../support/webhook-receiver.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { storedPayloads } from '../support/workflow-history.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Issue 19, item 3: a sealed payload names the workflow it belongs to, and the codec endpoint
@@ -73,17 +74,20 @@ async function sealedOf(
     .map((payload) => ({ json: toJson(payload), owner: sealedWorkflowId(payload) }));
 }
 
-/** The call workflows of a user; visibility is eventually consistent, so wait a little. */
+/** The call workflow of a user, once visibility (eventually consistent) lists it. */
 async function callWorkflowOf(user: string): Promise<string> {
-  for (let tries = 0; tries < 80; tries++) {
-    for await (const execution of stack.api.temporal.workflow.list({
-      query: `WorkflowType = 'governedCall' AND GatehouseUser = '${user}'`,
-    })) {
-      return execution.workflowId;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`no call workflow for ${user}`);
+  return eventually(
+    `the call workflow of ${user}`,
+    async () => {
+      for await (const execution of stack.api.temporal.workflow.list({
+        query: `WorkflowType = 'governedCall' AND GatehouseUser = '${user}'`,
+      })) {
+        return execution.workflowId;
+      }
+      return null;
+    },
+    250,
+  );
 }
 
 function expectRefused(answer: { status: number; body: Record<string, unknown> }): void {

@@ -14,6 +14,7 @@ import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { startTestWorker } from '../support/worker.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Issue 12, item 3: what a call carries (its input, the headers it forwards, the app's answer
@@ -133,18 +134,21 @@ async function showWithCli(workflowId: string, codecArgs: string[] = []): Promis
   return stdout;
 }
 
-/** The call workflows of a user; visibility is eventually consistent, so wait a little. */
+/** The call workflows of a user, once visibility (eventually consistent) lists `count`. */
 async function callWorkflows(user: string, count: number): Promise<string[]> {
-  let ids: string[] = [];
-  for (let tries = 0; ids.length < count && tries < 80; tries++) {
-    if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 250));
-    ids = [];
-    for await (const execution of stack.api.temporal.workflow.list({
-      query: `WorkflowType = 'governedCall' AND GatehouseUser = '${user}'`,
-    })) {
-      ids.push(execution.workflowId);
-    }
-  }
+  const ids = await eventually(
+    `${String(count)} call workflows of ${user}`,
+    async () => {
+      const listed: string[] = [];
+      for await (const execution of stack.api.temporal.workflow.list({
+        query: `WorkflowType = 'governedCall' AND GatehouseUser = '${user}'`,
+      })) {
+        listed.push(execution.workflowId);
+      }
+      return listed.length >= count ? listed : null;
+    },
+    250,
+  );
   expect(ids).toHaveLength(count);
   return [...new Set(ids)];
 }

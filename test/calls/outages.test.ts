@@ -11,6 +11,7 @@ import { bearer, createTestKey } from '../support/keys.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { startTestTemporal } from '../support/temporal-server.js';
 import { answeredWithin } from '../support/answered-within.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Issue 11, item 3: every request is answered in bounded time while the worker, Temporal or
@@ -57,16 +58,16 @@ function approvalId(answer: Answer): string {
 
 /** The result of the one call workflow of `user`, once it has closed. */
 async function callWorkflowOf(client: Client, user: string): Promise<CallSummary> {
-  const until = Date.now() + 15_000;
-  for (;;) {
-    for await (const execution of client.workflow.list({ query: `GatehouseUser = '${user}'` })) {
-      return client.workflow
-        .getHandle<typeof governedCall>(execution.workflowId, execution.runId)
-        .result();
+  // Visibility is eventually consistent.
+  const execution = await eventually(`the call workflow of ${user}`, async () => {
+    for await (const found of client.workflow.list({ query: `GatehouseUser = '${user}'` })) {
+      return found;
     }
-    if (Date.now() > until) throw new Error(`no call workflow for ${user}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+    return null;
+  });
+  return client.workflow
+    .getHandle<typeof governedCall>(execution.workflowId, execution.runId)
+    .result();
 }
 
 async function runOnce(stack: CallStack, user: string, input: { title: string }): Promise<void> {

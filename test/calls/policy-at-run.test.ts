@@ -4,6 +4,7 @@ import { startCallStack, type Answer, type CallStack } from '../support/call-sta
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { receiveWebhooks, type Receiver } from '../support/webhook-receiver.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Issue 19.5: approvals outlive the policy that raised them. An approved call is checked again
@@ -15,8 +16,6 @@ let stack: CallStack;
 let cleaner: TestKey;
 let receiver: Receiver;
 let secret: string;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface PolicyInForce {
   id: string;
@@ -66,8 +65,9 @@ async function taskExists(user: string, taskId: string): Promise<boolean> {
 async function decidedDelivery(approvalId: string) {
   const ours = () =>
     receiver.deliveries.filter((d) => d.headers['webhook-id'] === `evt_${approvalId}`);
-  for (let tries = 0; tries < 150 && ours().length === 0; tries++) await sleep(100);
-  const [delivery] = ours();
+  const [delivery] = await eventually('approval.decided delivered', () =>
+    ours().length > 0 ? ours() : null,
+  );
   if (!delivery) throw new Error('approval.decided was not delivered');
   return new Webhook(secret).verify(delivery.body, delivery.headers) as {
     data: { approval: { id: string; status: string; policy_in_force: PolicyInForce } };

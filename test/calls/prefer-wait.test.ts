@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Issue 23.1: a governed call may wait for its approval's decision (`Prefer: wait=<s>`). The wait
@@ -25,13 +26,16 @@ function createTask(title: string, prefer?: string): Promise<Answer> {
 
 /** The pending approval of the call with this title, once the call has been held. */
 async function heldApproval(title: string): Promise<string> {
-  for (let tries = 0; tries < 200; tries++) {
-    const [row] = await stack.db.sql<{ id: string }[]>`
+  const row = await eventually(
+    `the call titled ${title} held`,
+    async () => {
+      const [pending] = await stack.db.sql<{ id: string }[]>`
       select id from approvals where status = 'pending' and request->'input'->>'title' = ${title}`;
-    if (row) return row.id;
-    await sleep(50);
-  }
-  throw new Error(`no approval for ${title}`);
+      return pending;
+    },
+    50,
+  );
+  return row.id;
 }
 
 async function decide(approvalId: string, verb: 'approve' | 'reject'): Promise<void> {

@@ -9,6 +9,7 @@ import { createTestKey, type TestKey } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
 import { historyText } from '../support/workflow-history.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 let stack: CallStack;
 let readOnly: TestKey;
@@ -172,8 +173,10 @@ async function rawProxy(
 const started = stopsAfterAll();
 
 beforeAll(async () => {
-  // A short upstream timeout so `upstream_timeout` is provable without a long wait.
-  stack = started.add(await startCallStack({ env: { UPSTREAM_TIMEOUT_MS: '1500' } }));
+  // An upstream timeout short enough that `upstream_timeout` is provable without a long wait,
+  // and long enough that the demo app (in this process) answers every other call before it on
+  // a loaded machine too: 1.5 s was not.
+  stack = started.add(await startCallStack({ env: { UPSTREAM_TIMEOUT_MS: '5000' } }));
   readOnly = await createTestKey(stack.db.sql, { env: 'test', access: 'read_only' });
   secrets.push(stack.key.key, readOnly.key);
 });
@@ -717,7 +720,7 @@ describe("the app's own failures", () => {
 
   it('a slow app → 504 upstream_timeout after one wait; a write says it may have happened', async () => {
     await stack.setDefaults(ALLOW_ALL);
-    stack.acme.demo.faults.set({ mode: 'slow', delayMs: 4000, times: 5 });
+    stack.acme.demo.faults.set({ mode: 'slow', delayMs: 20_000, times: 5 });
     const before = apiRequests();
     const read = await proxy('u_proxy_faults', 'GET', 'tasks');
     expect(read.status).toBe(504);
@@ -820,17 +823,20 @@ describe('the request the app receives', () => {
     // The proxied request (headers, body) travels in the workflow's start argument. Both POSTs
     // above carry the same bytes, so they are one call identity: two runs of one workflow id.
     const { temporal } = stack.api;
-    const runs: string[] = [];
-    // Visibility is eventually consistent; the dev server is quick, but give it a moment.
-    for (let tries = 0; runs.length < 2 && tries < 60; tries++) {
-      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 250));
-      runs.length = 0;
-      for await (const execution of temporal.workflow.list({
-        query: `WorkflowType = 'governedCall' AND GatehouseAction = 'acme.proxy' AND GatehouseUser = 'u_proxy_raw'`,
-      })) {
-        runs.push(execution.workflowId);
-      }
-    }
+    // Visibility is eventually consistent.
+    const runs = await eventually(
+      'both runs listed',
+      async () => {
+        const listed: string[] = [];
+        for await (const execution of temporal.workflow.list({
+          query: `WorkflowType = 'governedCall' AND GatehouseAction = 'acme.proxy' AND GatehouseUser = 'u_proxy_raw'`,
+        })) {
+          listed.push(execution.workflowId);
+        }
+        return listed.length >= 2 ? listed : null;
+      },
+      250,
+    );
     expect(runs).toHaveLength(2);
     const ids = new Set(runs);
     for (const id of ids) {

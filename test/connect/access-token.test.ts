@@ -9,6 +9,7 @@ import { reconnectLinkFor } from '../../api/connect/links.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 let stack: ConnectStack;
 let deps: AccessTokenDeps;
@@ -103,11 +104,14 @@ describe('a valid access token for a connection', () => {
     await expireNow(id);
     // Updates of this connection fail until the outage row is gone: the app will already have
     // rotated the refresh token, so asking it again would spend a dead one.
+    // Each refused update is counted on a sequence, which the refusal does not roll back.
     await stack.db.sql.unsafe(`
       create table if not exists test_outage (connection_id uuid primary key);
+      create sequence if not exists test_outage_refusals;
       create or replace function test_outage_guard() returns trigger language plpgsql as $$
       begin
         if exists (select 1 from test_outage where connection_id = new.id) then
+          perform nextval('test_outage_refusals');
           raise exception 'simulated outage';
         end if;
         return new;
@@ -118,7 +122,12 @@ describe('a valid access token for a connection', () => {
     await stack.db.sql`insert into test_outage (connection_id) values (${id})`;
     stack.demo.resetStats();
     const pending = validAccessToken(deps, id);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The outage ends once storing the new tokens has met it.
+    await eventually('storing the refreshed tokens refused', async () => {
+      const [refusals] = await stack.db.sql<{ isCalled: boolean }[]>`
+        select is_called from test_outage_refusals`;
+      return refusals?.isCalled ? true : null;
+    });
     await stack.db.sql`delete from test_outage where connection_id = ${id}`;
     const result = await pending;
     if (!result.ok) throw new Error(`no token: ${result.status}`);

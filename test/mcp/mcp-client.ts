@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { CallStack } from '../support/call-stack.js';
 import type { TestKey } from '../support/keys.js';
+import { eventually } from '../support/eventually.js';
 
 /** A session as `POST /v1/mcp/sessions` mints it, its address moved to the test API's port. */
 export interface MintedSession {
@@ -77,10 +78,11 @@ export async function connectMcp(
     client,
     elicitations,
     async elicited(count) {
-      const until = Date.now() + 10_000;
-      while (elicitations.length < count && Date.now() < until) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await eventually(
+        `${String(count)} elicitations`,
+        () => (elicitations.length >= count ? true : null),
+        10,
+      );
       return elicitations;
     },
     async call(name, args = {}) {

@@ -10,13 +10,13 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Config } from '../../infra/config.js';
 import { resolveTemporalCli } from '../../infra/tools/temporal-binaries.js';
 import { testEnv } from '../support/stack-env.js';
 import { installTestRuntime } from '../support/test-log.js';
+import { eventually } from '../support/eventually.js';
 
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -48,15 +48,12 @@ async function createNamespace(connection: Connection, namespace: string): Promi
     '--namespace',
     namespace,
   ]);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await connection.workflowService.describeNamespace({ namespace });
-      return;
-    } catch (error) {
-      if (attempt > 100) throw error;
-      await sleep(100);
-    }
-  }
+  await eventually(`namespace ${namespace} known to the server`, () =>
+    connection.workflowService.describeNamespace({ namespace }).then(
+      () => true,
+      () => null,
+    ),
+  );
 }
 
 /** The caller's workflows with the key compiled in (./caller-interceptors.ts). */

@@ -13,6 +13,7 @@ import { historyText, storedPayloads } from '../support/workflow-history.js';
 import { startCallerStack, type CallerStack } from './caller-stack.js';
 import { failureOf, operationFixture } from './operation-fixture.js';
 import { stopsAfterAll } from '../support/stops.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * README "Call Gatehouse from your Temporal workflows (Nexus)" (issue 23.3): a backend's workflow
@@ -165,11 +166,9 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
     expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
 
     // The approval is cancelled at once, so a late approval cannot run the call.
-    const deadline = Date.now() + 15_000;
-    while ((await fixture.approvalStatus(approval.id)) !== 'cancelled' && Date.now() < deadline) {
-      await sleep(200);
-    }
-    expect(await fixture.approvalStatus(approval.id)).toBe('cancelled');
+    await eventually('the approval cancelled', async () =>
+      (await fixture.approvalStatus(approval.id)) === 'cancelled' ? true : null,
+    );
     const late = await stack.request(
       stack.approver,
       'POST',

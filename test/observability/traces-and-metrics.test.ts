@@ -9,6 +9,7 @@ import {
 } from '../support/otlp-receiver.js';
 import type { SeededConnection } from '../support/seed-connection.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Issue 25.3 and 25.4: with OTEL_EXPORTER_OTLP_ENDPOINT set, `gatehouse api` and `gatehouse worker` (real
@@ -248,18 +249,21 @@ describe('metrics with METRICS_ADDRESS set', () => {
   });
 });
 
-/** The call workflows of a user, once visibility lists them. */
-async function callWorkflowsOf(user: string): Promise<string[]> {
-  for (let tries = 0; ; tries++) {
-    const found: string[] = [];
-    for await (const execution of stack.api.temporal.workflow.list({
-      query: `WorkflowType = 'governedCall' AND GatehouseUser = '${user}'`,
-    })) {
-      found.push(execution.workflowId);
-    }
-    if (found.length > 0 || tries > 60) return found;
-    await sleep(250);
-  }
+/** The call workflows of a user, once visibility (eventually consistent) lists them. */
+function callWorkflowsOf(user: string): Promise<string[]> {
+  return eventually(
+    `the call workflows of ${user}`,
+    async () => {
+      const found: string[] = [];
+      for await (const execution of stack.api.temporal.workflow.list({
+        query: `WorkflowType = 'governedCall' AND GatehouseUser = '${user}'`,
+      })) {
+        found.push(execution.workflowId);
+      }
+      return found.length > 0 ? found : null;
+    },
+    250,
+  );
 }
 
 describe('the Temporal UI', () => {
