@@ -154,12 +154,14 @@ describe('GET /v1/audit/export', () => {
   it('survives a consumer that stops reading for longer than any database timeout', async () => {
     // The export must hold no Postgres transaction or cursor while the client is slow: a
     // paused reader once outlasted the idle-in-transaction timeout and lost its export midway.
-    const sql = createSql(db.url, { statementTimeoutMs: 500, idleInTransactionTimeoutMs: 500 });
+    // The timeouts leave each batch's statement time on a loaded machine (500 ms did not always),
+    // and the pause outlasts them four times.
+    const sql = createSql(db.url, { statementTimeoutMs: 2000, idleInTransactionTimeoutMs: 2000 });
     const strict = await startTestApi(testConfig(db.url), sql);
     try {
       const lines = await readExport('?decision=blocked', undefined, {
         url: strict.url,
-        pause: { after: 1_000_000, ms: 2_500 },
+        pause: { after: 1_000_000, ms: 8_000 },
       });
       expect(lines).toHaveLength(EVENTS / 10);
     } finally {

@@ -122,8 +122,11 @@ describe('Prefer: wait on a held call (issue 23.1)', () => {
     const first = createTask(title, 'wait=60');
     const approvalId = await heldApproval(title);
     const crowd = Array.from({ length: 49 }, () => createTask(title, 'wait=60'));
-    // Let every caller reach its wait before the decision.
-    await sleep(2000);
+    // Every caller is held (audited as blocked) before the decision, and then waits: a caller
+    // still on its way when it is decided would be no waiter (under load, 2 s was not enough).
+    await eventually('all 50 callers held', async () =>
+      (await auditOf(title)).filter((row) => row.decision === 'blocked').length >= 50 ? true : null,
+    );
     await decide(approvalId, 'approve');
     const answers = await Promise.all([first, ...crowd]);
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
