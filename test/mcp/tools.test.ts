@@ -40,7 +40,8 @@ describe('minting a session', () => {
     expect(answer.status).toBe(201);
     expect(Object.keys(answer.body).sort()).toEqual(['expires_at', 'id', 'url']);
     const url = String(answer.body.url);
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:0\/mcp\/gkmcp_[A-Za-z0-9_-]{32}\/mcp$/);
+    expect(url.startsWith(`${stack.api.url}/mcp/gkmcp_`)).toBe(true);
+    expect(url.slice(stack.api.url.length)).toMatch(/^\/mcp\/gkmcp_[A-Za-z0-9_-]{32}\/mcp$/);
     const lifetime = Date.parse(String(answer.body.expires_at)) - Date.now();
     expect(lifetime).toBeGreaterThan(24 * 3600_000 - 60_000);
     expect(lifetime).toBeLessThanOrEqual(24 * 3600_000);
