@@ -2,11 +2,11 @@ import { expect } from '@jest/globals';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { NexusOperationFailure } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallStack } from '../support/call-stack.js';
 import { bearer } from '../support/keys.js';
 import type { SeededConnection } from '../support/seed-connection.js';
 import type { CallerStack } from './caller-stack.js';
+import { eventually } from '../support/eventually.js';
 
 /** A pending approval as an approver finds it in the inbox. */
 export interface PendingApproval {
@@ -34,20 +34,20 @@ export function operationFixture(stack: CallStack, seeded: SeededConnection, age
 
     /** The pending approval of this title's create_task, waited for as the call is held. */
     async pendingApprovalFor(title: string): Promise<PendingApproval> {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const answer = await stack.request(
-          stack.approver,
-          'GET',
-          `/v1/approvals?status=pending&agent=${agent}`,
-        );
-        const found = (answer.body.data as PendingApproval[] | undefined)?.find(
-          (approval) => approval.request.input?.title === title,
-        );
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no pending approval for "${title}"`);
-        await sleep(200);
-      }
+      return eventually(
+        `a pending approval for "${title}"`,
+        async () => {
+          const answer = await stack.request(
+            stack.approver,
+            'GET',
+            `/v1/approvals?status=pending&agent=${agent}`,
+          );
+          return (answer.body.data as PendingApproval[] | undefined)?.find(
+            (approval) => approval.request.input?.title === title,
+          );
+        },
+        200,
+      );
     },
 
     async approvalStatus(id: string): Promise<string> {

@@ -89,7 +89,13 @@ export async function startAcmeFixture(
     clientSecret: 'gatehouse-test-secret',
     redirectUris: [redirectUri],
   };
-  await demo.registerClient(client);
+  try {
+    await demo.registerClient(client);
+  } catch (error) {
+    // A fixture that failed to start leaves no demo app running behind its error.
+    await demo.stop();
+    throw error;
+  }
   const endpoints = appEndpoints(acme, config.apps.urls);
   const configuration = oauthConfiguration(acme, endpoints, client);
   const authConfigs = new Map<string, Promise<string>>();

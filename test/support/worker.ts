@@ -23,16 +23,23 @@ export async function startTestWorker(
 ): Promise<TestWorker> {
   installTestRuntime();
   const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const worker = await createWorker({
-    config,
-    sql,
-    // Its warnings (retried activities, refused webhooks) are the run's log, not test output,
-    // unless the test reads them itself.
-    logger: options.logger ?? testLogger('warn'),
-    connection,
-    workflowBundle: { codePath: testEnv('workflowBundle') },
-    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
-  });
+  let worker: GatehouseWorker;
+  try {
+    worker = await createWorker({
+      config,
+      sql,
+      // Its warnings (retried activities, refused webhooks) are the run's log, not test output,
+      // unless the test reads them itself.
+      logger: options.logger ?? testLogger('warn'),
+      connection,
+      workflowBundle: { codePath: testEnv('workflowBundle') },
+      ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    });
+  } catch (error) {
+    // A worker that failed to start leaves no connection open behind its error.
+    await connection.close();
+    throw error;
+  }
   const running = worker.run();
   let stopped: Promise<void> | null = null;
   return {
