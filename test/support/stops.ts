@@ -1,8 +1,14 @@
 import { afterAll } from '@jest/globals';
 
-/** Something a test starts and must end: a stack, a server, a database. */
+/**
+ * Something a test starts and must end (a stack, a server, a database), by its one way of ending.
+ * A thing with two (a restartable server: `stop` leaves its proxy up, `close` ends both) does not
+ * fit: register the one that ends it all with `push` rather than have one guessed.
+ */
 export type Stoppable =
-  { stop(): Promise<unknown> } | { close(): Promise<unknown> } | { drop(): Promise<unknown> };
+  | { stop(): Promise<unknown>; close?: never; drop?: never }
+  | { close(): Promise<unknown>; stop?: never; drop?: never }
+  | { drop(): Promise<unknown>; stop?: never; close?: never };
 
 /**
  * What has been started, to be stopped last first. Each is registered the moment it has started,
@@ -23,9 +29,10 @@ export class Stops {
    */
   readonly add = <T extends Stoppable>(started: T): T => {
     this.stops.push(() => {
-      if ('stop' in started) return started.stop();
-      if ('close' in started) return started.close();
-      return started.drop();
+      const stoppable: Stoppable = started;
+      if (stoppable.stop) return stoppable.stop();
+      if (stoppable.close) return stoppable.close();
+      return stoppable.drop();
     });
     return started;
   };
