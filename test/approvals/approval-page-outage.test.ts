@@ -10,11 +10,12 @@ import type { TestKey } from '../support/keys.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { agentUnderPolicy, approvalIdOf, linksOf } from './approval-stack.js';
 import { answeredWithin } from '../support/answered-within.js';
+import { eventually } from '../support/eventually.js';
 import { stopsAfterAll } from '../support/stops.js';
 import { startRestartableTemporal, type RestartableTemporal } from '../support/temporal-server.js';
 
 /**
- * Issue 19, item 6: with Temporal stopped, a decision posted on the hosted approval page is
+ * With Temporal stopped, a decision posted on the hosted approval page is
  * answered as the API answers it (503, "not applied, decide again"), on a branded page, and
  * nothing is decided. Temporal runs here on a server of this file's own, with its state in a
  * file, so that it can be stopped and started again with the held call still in it.
@@ -119,7 +120,16 @@ describe('the approval page while Temporal is stopped', () => {
     // once; the agent's retry then runs the call once.
     await temporal.start();
     await stack.restartWorker();
-    const again = await decide(url, 'approve');
+    // Until Temporal serves the held call again (a loaded machine takes a while), a decision is
+    // answered as above, 503 "not applied", and decides nothing; the person tries again.
+    const again = await eventually('the decision applies once Temporal is back', async () => {
+      const attempt = await decide(url, 'approve');
+      if (attempt.status !== 503) return attempt;
+      expect(attempt.text).toContain('Your decision was not applied');
+      const still = await findApproval(stack.db.sql, stack.environmentId, approvalId);
+      expect(still).toMatchObject({ status: 'pending', decidedBy: null });
+      return null;
+    });
     expect(again.status).toBe(200);
     const decided = await findApproval(stack.db.sql, stack.environmentId, approvalId);
     expect(decided).toMatchObject({ status: 'approved', decidedBy: 'alice' });
