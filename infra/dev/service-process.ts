@@ -67,6 +67,12 @@ export async function spawnService(
   });
 
   let lines: string[] = [];
+  /**
+   * The line that says why a Go program crashed (`panic: …`, `fatal error: …`): its stack trace
+   * follows, longer than the lines kept, and without it a failure to start names no cause (nor
+   * whether an address was in use, which decides whether to start again on another port).
+   */
+  let crash: string | null = null;
   const collect = () => {
     let partial = '';
     return (chunk: Buffer) => {
@@ -75,6 +81,7 @@ export async function spawnService(
       partial = parts.pop() ?? '';
       for (const line of parts) {
         if (!line.trim()) continue;
+        if (crash === null && /^(panic|fatal error): /.test(line)) crash = line;
         lines = [...lines, line].slice(-20);
         options.onLine?.(line);
       }
@@ -98,7 +105,8 @@ export async function spawnService(
   let stopping = false;
   return {
     child,
-    recent: () => lines.join('\n'),
+    recent: () =>
+      (crash !== null && !lines.includes(crash) ? [crash, '…', ...lines] : lines).join('\n'),
     running: () => exit === null,
     exited,
     stopping: () => stopping,
