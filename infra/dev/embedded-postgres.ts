@@ -40,6 +40,14 @@ export interface EmbeddedPostgresOptions {
    */
   detached?: boolean;
   readyTimeoutMs?: number;
+  /**
+   * false for a cluster thrown away with its run (the tests'): commits are not flushed to disk,
+   * which changes nothing a client sees and only what a crash of the machine would keep. Every
+   * test file creates and drops a database, and every call writes audit rows: flushing each of
+   * those cost the suite minutes on a loaded machine. Default true (`gatehouse dev` keeps its
+   * data).
+   */
+  durable?: boolean;
 }
 
 const USER = 'gatehouse';
@@ -142,8 +150,9 @@ export async function startEmbeddedPostgres(
       'listen_addresses=127.0.0.1',
       '-c',
       'max_connections=300',
-      '-c',
-      'fsync=on',
+      ...(options.durable === false
+        ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']
+        : ['-c', 'fsync=on']),
     ],
     {
       ...(user ? { user } : {}),

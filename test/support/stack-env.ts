@@ -1,6 +1,8 @@
 /** Names of the variables through which the global set-up hands its services to test files. */
 export const TEST_ENV = {
   adminDatabaseUrl: 'GATEHOUSE_TEST_ADMIN_DATABASE_URL',
+  /** A database migrated once for the run, which each test file's database is a copy of. */
+  templateDatabase: 'GATEHOUSE_TEST_TEMPLATE_DATABASE',
   temporalAddress: 'GATEHOUSE_TEST_TEMPORAL_ADDRESS',
   workflowBundle: 'GATEHOUSE_TEST_WORKFLOW_BUNDLE',
   dir: 'GATEHOUSE_TEST_DIR',
