@@ -16,7 +16,7 @@ import {
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * Issue 22.2: a grant made with an approval lets the agent's next calls of the same action run
+ * A grant made with an approval lets the agent's next calls of the same action run
  * without asking, for the user (or any user) it names, until its end or its revocation, and
  * never loosens a deny. Every call it lets through is audited with its id.
  */

@@ -15,7 +15,7 @@ import { AGENT, agentKey, approvalIdOf, createTask, setGrantPolicy } from './gra
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * Issue 22.2: every decision path (the REST decision API, the management decide_approval, the
+ * Every decision path (the REST decision API, the management decide_approval, the
  * hosted page) takes a grant, within the policy's maximum, from a decider the four-eyes rules
  * allow; the governed agent cannot grant itself through any of them.
  */

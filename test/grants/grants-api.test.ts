@@ -7,7 +7,7 @@ import { AGENT, agentKey, approveWithGrant, createTask, setGrantPolicy } from '.
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * Issue 22.2: GET /v1/grants and DELETE /v1/grants/{id}, under their own scopes; a key never
+ * GET /v1/grants and DELETE /v1/grants/{id}, under their own scopes; a key never
  * sees or revokes the grants of its own agent.
  */
 let stack: CallStack;

@@ -1,5 +1,5 @@
 // Migration 020 gives full keys made before `grants:read` and `grants:manage` existed both
-// scopes (issue 22.2), and standard and read-only keys neither: the back-fill statements, read
+// scopes, and standard and read-only keys neither: the back-fill statements, read
 // from the migration itself, run again on keys as they were before it.
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from '@jest/globals';
