@@ -15,7 +15,7 @@ export interface ConnectReadiness {
 
 /**
  * For each app, what `chooseClientForNewConnection` (credentials.ts) would pick in this
- * environment (DESIGN.md §5), read without opening any client secret: so a catalog listing can
+ * environment, read without opening any client secret: so a catalog listing can
  * say which apps can be connected now and which still need an auth config.
  */
 export async function connectReadiness(

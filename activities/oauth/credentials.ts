@@ -13,8 +13,9 @@ export interface OAuthClientChoice {
 type Deps = Pick<Config, 'apps' | 'encryption'>;
 
 /**
- * DESIGN.md §5: the environment's enabled auth config for the app; failing that, the operator's
- * platform client when funded access is on; otherwise none (the caller answers 409).
+ * The OAuth client a new connection uses: the environment's enabled auth config for the app;
+ * failing that, the operator's platform client when funded access is on; otherwise none (the
+ * caller answers 409).
  */
 export async function chooseClientForNewConnection(
   sql: Sql,

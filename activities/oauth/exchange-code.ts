@@ -20,7 +20,7 @@ import { scopesFrom, tokenSetFrom } from './token-response.js';
  * stores the connection, consuming the single-use link in the same transaction; a reconnect
  * that brought another account stores nothing and leaves the link usable. The attempt is burnt
  * whatever happens: a code is good for one exchange. Nothing half-made is kept. An attempt at a
- * remote MCP app's authorization server (issue 21) is exchanged by the SDK (exchange-mcp-code.ts).
+ * remote MCP app's authorization server is exchanged by the SDK (exchange-mcp-code.ts).
  */
 export function exchangeCodeActivity(deps: { sql: Sql; config: Config; logger: Logger }) {
   return async (attemptId: string): Promise<ConnectOutcome> => {
@@ -78,7 +78,7 @@ export function exchangeCodeActivity(deps: { sql: Sql; config: Config; logger: L
     });
     if (!stored.ok) return stored;
     if (stored.replacedId) {
-      // Another account at the app is another connection (issue 12): the old one was revoked.
+      // Another account at the app is another connection: the old one was revoked.
       deps.logger.info(
         { app: app.id, attemptId, connectionId: stored.connection.id, revoked: stored.replacedId },
         'connection replaced by another account',

@@ -60,7 +60,7 @@ export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: 
       return result(connection, false);
 
     const app = findApp(connection.app);
-    // A remote MCP app's connection (issue 21) refreshes through the SDK, with its own client.
+    // A remote MCP app's connection refreshes through the SDK, with its own client.
     const mcp = app ? null : await findConnectionAuthorization(sql, connection.id);
     if (mcp) return refreshMcpTokens(deps, connection, mcp);
     const tokens = await readTokens(sql, config.encryption, connection.id);

@@ -43,7 +43,7 @@ export type Stored =
 /**
  * Stores a completed authorization and consumes the single-use link in one transaction; a
  * reconnect that brought another account stores nothing and leaves the link usable. `alongside`
- * writes what belongs with the connection (an MCP app's client, issue 21) in the same transaction.
+ * writes what belongs with the connection (an MCP app's client) in the same transaction.
  */
 export async function storeAuthorization(
   sql: Sql,
