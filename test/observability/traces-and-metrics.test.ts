@@ -12,7 +12,7 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
 import { eventually } from '../support/eventually.js';
 
 /**
- * Issue 25.3 and 25.4: with OTEL_EXPORTER_OTLP_ENDPOINT set, `gatehouse api` and `gatehouse worker` (real
+ * With OTEL_EXPORTER_OTLP_ENDPOINT set, `gatehouse api` and `gatehouse worker` (real
  * processes, as in production) send one trace per call, API request → Update-with-start →
  * workflow → activity → the app, whose id is the call's audit `trace_id`; no span carries a
  * credential. With METRICS_ADDRESS set, each process serves Prometheus metrics: the API its

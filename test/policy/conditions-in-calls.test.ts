@@ -5,7 +5,7 @@ import { connectMcp, errorOf, mintSession } from '../mcp/mcp-client.js';
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * Issue 22.1 end to end: conditions decide REST runs, proxy calls and MCP tools/call alike, the
+ * End to end: conditions decide REST runs, proxy calls and MCP tools/call alike, the
  * approval and the audit name the rule and its condition, a condition that cannot be judged never
  * lets a call through, and a policy with a bad condition is refused naming the rule and position.
  */
@@ -40,7 +40,7 @@ beforeAll(async () => {
   careful = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'careful' });
 });
 
-describe('conditions decide calls (issue 22.1)', () => {
+describe('conditions decide calls', () => {
   it('holds a large write for approval and lets a small one through, naming the condition', async () => {
     expect(
       (await setPolicy([{ action: 'acme.create_task', when: LARGE, decision: 'ask' }])).status,

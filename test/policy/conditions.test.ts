@@ -67,7 +67,7 @@ const judgeOn = (call: CallRequest): ConditionJudge => callConditionJudge(call, 
 
 const large = 'has(input.notes) && size(input.notes) > 100';
 
-describe('rule conditions (issue 22)', () => {
+describe('rule conditions', () => {
   it('holds a large write and lets a small one through', () => {
     const rules: PolicyRule[] = [{ action: 'acme.create_task', when: large, decision: 'ask' }];
     const big = evaluatePolicy(

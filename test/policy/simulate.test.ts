@@ -10,7 +10,7 @@ import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * Issue 22.3: POST /v1/policies/{id}/simulate over audit rows as the call workflow writes them
+ * POST /v1/policies/{id}/simulate over audit rows as the call workflow writes them
  * (auditRequest, insertAuditEvents), with exact counts and samples for a stricter candidate.
  */
 let db: TestDatabase;

@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { bearer, createTestKey, type TestKey } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
 
-/** Issue 22.3: a policy's versions stay readable, as a list and one by number. */
+/** A policy's versions stay readable, as a list and one by number. */
 let db: TestDatabase;
 let api: TestApi;
 let admin: TestKey;
