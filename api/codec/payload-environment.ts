@@ -7,9 +7,9 @@ import { isEncrypted, sealedWorkflowId } from '../../infra/temporal/payload-code
 import { ApiError } from '../errors.js';
 
 /**
- * Nothing crosses environments (DESIGN.md §3), and workflow payloads are every call's input and
- * answer: the codec endpoint opens a request's payloads only when each sealed one names a
- * workflow of the caller's environment (issue 19). Payloads that name none (sealed before they
+ * Nothing crosses environments, and workflow payloads are every call's input and answer: the
+ * codec endpoint opens a request's payloads only when each sealed one names a workflow of the
+ * caller's environment. Payloads that name none (sealed before they
  * named their workflow, or by an operator's encode) belong to no environment. The refusal is the
  * API's answer to any id of another environment: 404, saying nothing of what was there. A label
  * that lies is caught when the payload fails to open: the workflow id is bound to its seal.
@@ -19,7 +19,7 @@ export async function refuseOtherEnvironments(
   caller: Caller,
   payloads: readonly Payload[],
   log: Logger,
-  /** Where the refusal leads: the sign-in page, and `gatehouse dev`'s one step (issue 20.4). */
+  /** Where the refusal leads: the sign-in page, and `gatehouse dev`'s one step. */
   advice: { signInAt: string; devHint: string },
 ): Promise<void> {
   const sealed = payloads.filter(isEncrypted);
