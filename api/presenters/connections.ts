@@ -93,7 +93,7 @@ export function presentConnection(connection: Connection): z.infer<typeof connec
   };
 }
 
-/** The only response that carries tokens (SPEC.md §2.3 token export record). */
+/** The token export record: the only response that carries tokens. */
 export function presentTokenExport(
   connection: Connection,
   tokens: TokenSet,

@@ -71,7 +71,7 @@ const snapshotStateSchema = z.object({
     }),
 });
 
-/** `GET /v1/apps` and `GET /v1/apps/{app}` for a remote MCP server (issue 21). */
+/** `GET /v1/apps` and `GET /v1/apps/{app}` for a remote MCP server. */
 export const remoteAppSchema = z
   .object({
     app: z.string().meta({ description: 'The app id, as `app` in connect links and actions' }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** SPEC.md §2: every timestamp is an ISO 8601 UTC string, or null where there is none yet. */
+/** Every timestamp the API answers is an ISO 8601 UTC string, or null where there is none yet. */
 export const timestamp = z.iso.datetime();
 export const optionalTimestamp = z.iso.datetime().nullable();
 
