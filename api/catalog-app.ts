@@ -25,7 +25,7 @@ export function catalogApp(id: string, path = 'app'): AppDefinition {
 
 /**
  * The app of the environment a setting names in `path`: a catalog app, or a remote MCP server
- * registered as an app of this environment (issue 21), whose id is the answer. Another
+ * registered as an app of this environment, whose id is the answer. Another
  * environment's MCP app is refused as unknown, like any unknown name; the known apps listed are
  * the catalog's and this environment's.
  */

@@ -5,7 +5,7 @@ import type { Logger } from '../infra/logger.js';
 
 /**
  * What the API is built from. Its own module, below `app.ts` and every route, so routes take it
- * without importing the app that mounts them (issue 24.5: no import cycles).
+ * without importing the app that mounts them: no import cycles.
  */
 export interface ApiDeps {
   config: Config;

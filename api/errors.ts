@@ -90,7 +90,7 @@ export function internalError(): ApiError {
 }
 
 /**
- * 503 `service_unavailable`: Postgres or Temporal did not answer within its bound (issue 11). The
+ * 503 `service_unavailable`: Postgres or Temporal did not answer within its bound. The
  * message says what became of the request, so a caller knows whether retrying is safe.
  */
 export class ServiceUnavailableError extends ApiError {

@@ -78,8 +78,8 @@ function onClientError(error: Error & { code?: string }, socket: Socket): void {
 
 /**
  * The API's HTTP server, answering nothing yet. `gatehouse dev` makes it and binds its port
- * before anything else starts, so no other program can take the port while the rest starts
- * (issue 20); `startApiServer` then gives it the app.
+ * before anything else starts, so no other program can take the port while the rest starts;
+ * `startApiServer` then gives it the app.
  */
 export function createApiHttpServer(): Server {
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES });
