@@ -5,7 +5,7 @@ import type { Logger } from '../infra/logger.js';
 
 /**
  * What activities are built from. Its own module, below `index.ts`, so an activity can take it
- * without importing the index that registers it (issue 24.5: no import cycles).
+ * without importing the index that registers it (no import cycle).
  */
 export interface ActivityDeps {
   sql: Sql;

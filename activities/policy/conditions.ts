@@ -6,7 +6,7 @@ import { caseFoldedExpression, caseFoldedValues } from './case-folded.js';
 import { pathReadings } from './path-readings.js';
 
 /**
- * Rule conditions (issue 22): CEL over the call, through @marcbachmann/cel-js. An operator writes
+ * Rule conditions: CEL over the call, through @marcbachmann/cel-js. An operator writes
  * them and a governed agent shapes what they read, so every bound is ours to keep: the text is
  * short and shallow (checked when the policy is written), and evaluation runs under a time budget
  * V8 enforces (node:vm's timeout terminates the running script, the library's code included), so
@@ -293,7 +293,7 @@ export function judgeCondition(
 
 /**
  * One condition on one context with no time budget of its own, outcomes as judgeCondition's: for
- * a caller that runs many under one budget it enforces itself (the policy simulation, issue 22.3,
+ * a caller that runs many under one budget it enforces itself (the policy simulation,
  * which would otherwise pay node:vm's watchdog for each of tens of thousands of conditions).
  */
 export function judgeConditionUnbudgeted(

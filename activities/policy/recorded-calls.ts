@@ -6,7 +6,7 @@ import { UNSTORABLE_PREFIX } from '../db/storable.js';
 import { conditionContext, type ConditionContext } from './conditions.js';
 
 /**
- * The audited calls a policy simulation replays (issue 22): the rows a policy judged, read back
+ * The audited calls a policy simulation replays: the rows a policy judged, read back
  * as the calls they record. A row is a call when it names a policy version (refused calls,
  * connection stops, tool pinning, registry events and Idempotency-Key replays name none) and
  * every row of one held call (its first request, the repeats answered while it waited, the run

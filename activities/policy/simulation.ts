@@ -9,7 +9,7 @@ import { readRecordedCalls, type CallWindow, type RecordedCall } from './recorde
 import { judgeRecordedCalls } from './recorded-verdicts.js';
 
 /**
- * Trying a policy before it governs (issue 22): the environment's audited calls, judged now by
+ * Trying a policy before it governs: the environment's audited calls, judged now by
  * the policies as they are and by the same policies with the candidate in place of the current
  * version, through the code that judges live calls (policyVerdict, conditionJudge). Nothing is
  * written.
