@@ -46,7 +46,7 @@ describe('dev stack ports', () => {
     );
   });
 
-  it('binds the servers of the process itself on their chosen port, and keeps them (issue 20.1)', async () => {
+  it('binds the servers of the process itself on their chosen port, and keeps them', async () => {
     const free = await freePort();
     const servers = { api: createServer(), demoApp: createServer() };
     try {

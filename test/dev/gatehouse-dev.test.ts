@@ -141,7 +141,7 @@ describe('gatehouse dev', () => {
     expect(first.output()).toContain(
       `Admin key     ${adminKey}   (full: management, policies and approval decisions, agent "admin")`,
     );
-    // Issue 15.3: a taken port is replaced loudly, and the examples go by variables, not :3000.
+    // A taken port is replaced loudly, and the examples go by variables, not :3000.
     const apiPort = Number(new URL(apiUrl).port);
     expect(apiPort).not.toBe(blockedPort);
     expect(first.output()).toContain(
@@ -184,7 +184,7 @@ describe('gatehouse dev', () => {
     );
     expect((await fetch(`${apiUrl}/readyz`)).status).toBe(200);
     expect((await fetch(first.field('Temporal UI'))).status).toBe(200);
-    // The codec endpoint lets in the UI it started, with credentials, and no other port (issue 19).
+    // The codec endpoint lets in the UI it started, with credentials, and no other port.
     const ui = new URL(first.field('Temporal UI')).origin;
     const preflight = async (origin: string) =>
       (
@@ -203,7 +203,8 @@ describe('gatehouse dev', () => {
     const put = await call(adminKey, 'PUT', `${apiUrl}/v1/funded-access`, { enabled: true });
     expect(put.status).toBe(200);
 
-    // DESIGN.md §3: the admin key manages policy; the agent key may read it but not change it.
+    // Separation of duties: the admin key manages policy; the agent key may read it but not
+    // change it, so a governed agent cannot switch its own governance off.
     const policies = await call(adminKey, 'GET', `${apiUrl}/v1/policies`);
     expect(policies.status).toBe(200);
     expect(policies.body.data).toEqual(
@@ -269,7 +270,7 @@ describe('gatehouse dev', () => {
     const connection = await Connection.connect({ address: temporalAddress });
     const workflowId = `health/${randomUUID()}`;
     try {
-      // The worker seals its payloads (issue 12): a client reads them with the stack's key.
+      // The worker seals its payloads: a client reads them with the stack's key.
       const { encryptionKey } = JSON.parse(
         await readFile(path.join(dataDir, 'local-state.json'), 'utf8'),
       ) as { encryptionKey: string };

@@ -15,9 +15,9 @@ import {
 import { storedPayloads } from '../support/workflow-history.js';
 
 /**
- * Issue 20.4: in `gatehouse dev`, payloads are read in the Temporal UI after one step, the
+ * In `gatehouse dev`, payloads are read in the Temporal UI after one step, the
  * banner's "UI sign-in" link, and every refusal on the way leads there. Against the real stack:
- * the Temporal CLI's own UI (2.54), the API's codec endpoint, headless Chromium.
+ * the Temporal CLI's own UI (version 2.54), the API's codec endpoint, headless Chromium.
  */
 const TITLE = `Ship the report ${randomBytes(4).toString('hex')}`;
 const USER = 'u_ui_codec';
