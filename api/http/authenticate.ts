@@ -51,7 +51,7 @@ export async function recognisedCaller(
  * then refused like a wrong one.
  */
 export function authenticate(sql: Sql): RequestHandler {
-  // Revocation and scope changes reach it within KEY_CHANGE_BOUND_MS (issue 24.2).
+  // Revocation and scope changes reach it within KEY_CHANGE_BOUND_MS.
   const keys = keyCacheOf(sql);
   return async (req, res, next) => {
     const caller = await recognisedCaller(

@@ -3,8 +3,8 @@ import type { Caller, Scope } from '../../activities/db/api-keys.js';
 import { InsufficientAccessError, InvalidApiKeyError } from '../errors.js';
 
 /**
- * What a route does, for the access levels of DESIGN.md §3: `read` any key may do; `write`
- * changes state; `call` runs an action or proxies to an app; `export` hands out tokens.
+ * What a route does, for a key's access level (read-only, standard, full): `read` any key may
+ * do; `write` changes state; `call` runs an action or proxies to an app; `export` hands out tokens.
  */
 export type Operation = 'read' | 'write' | 'call' | 'export';
 

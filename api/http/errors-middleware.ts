@@ -102,7 +102,7 @@ export function errorHandler(options: { bodyLimitBytes: number }): ErrorRequestH
         : isBodyParserError(err)
           ? fromBodyParser(err, options.bodyLimitBytes)
           : fromUntypedClientError(err, req);
-    // Postgres or Temporal not answering is an outage, not a bug: 503, retryable (issue 11).
+    // Postgres or Temporal not answering is an outage, not a bug: 503, retryable.
     const unavailable = known ? null : serviceUnavailableFrom(err);
     const apiError = known ?? unavailable ?? internalError();
     if (unavailable) req.log.warn({ err }, 'a dependency did not answer');

@@ -20,16 +20,16 @@ export const idempotencyHeader = z.object({
   }),
 });
 
-/** Runs take the key as part of the call's identity instead (DESIGN.md §4). */
+/** Runs take the key into the call's fingerprint instead: identical calls share one workflow. */
 const CALL_ROUTE = /^\/v1\/actions\/[^/]+\/run\/?$/;
 
 /** Headers of the first answer worth giving again; the rest are per response. */
 const REPLAYED_HEADERS = ['content-type', 'location', 'cache-control'];
 
 /**
- * DESIGN.md §7 `Idempotency-Key` on every POST: the first answer is stored with a hash of the
- * request; the same key again replays it (`Idempotent-Replayed: true`), with another request is
- * 409 `idempotency_key_reused`, and while the first is still running is 409 `conflict`. Our own
+ * `Idempotency-Key` on every POST: the first answer is stored with a hash of the request; the same
+ * key again replays it (`Idempotent-Replayed: true`), with another request is 409
+ * `idempotency_key_reused`, and while the first is still running is 409 `conflict`. Our own
  * failures (5xx) are not kept, so a retry runs the request again.
  */
 export function idempotency(sql: Sql, keyring: Keyring): RequestHandler {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * SPEC.md §4.2: ids in paths are UUIDs of versions 1–8, or the all-zero or all-f UUID. zod's
+ * Ids in management paths are UUIDs of versions 1–8, or the all-zero or all-f UUID. zod's
  * `uuid()` accepts exactly these; the pattern is spelled out so the OpenAPI documents say so
  * too (the generator would only write `format: uuid`).
  */

@@ -25,9 +25,9 @@ interface Entry {
 }
 
 /**
- * The keys this API process has recognised (issue 24.2), so that a request need not read its key
- * from Postgres: by the key's SHA-256, live keys only (a wrong key always costs a lookup, which
- * the failed-authentication limit counts), at most 10,000, each for a minute at most.
+ * The keys this API process has recognised, so that a request need not read its key from Postgres:
+ * by the key's SHA-256, live keys only (a wrong key always costs a lookup, which the
+ * failed-authentication limit counts), at most 10,000, each for a minute at most.
  *
  * Every change to a key reaches the process on `LISTEN gatehouse_api_keys` and drops the key.
  * A notification can be lost while the listening connection is down or silently cut off, so

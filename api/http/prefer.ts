@@ -2,10 +2,10 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 
 /**
- * RFC 7240 `Prefer: wait=<seconds>` (issue 23.1): how long a caller is willing to wait for a held
- * call's decision, or for an approval to be decided. A preference is a hint: one that does not
- * parse is ignored, as the RFC asks, never refused. Several `Prefer` headers, or several
- * preferences in one, are read alike; the first `wait` counts.
+ * RFC 7240 `Prefer: wait=<seconds>`: how long a caller is willing to wait for a held call's
+ * decision, or for an approval to be decided. A preference is a hint: one that does not parse is
+ * ignored, as the RFC asks, never refused. Several `Prefer` headers, or several preferences in one,
+ * are read alike; the first `wait` counts.
  */
 export function preferredWaitSeconds(req: Request): number | null {
   const header = req.headers.prefer;

@@ -48,9 +48,9 @@ export interface PageLink {
 
 export interface PageLimits {
   /**
-   * Counts a request to a hosted page once its link is known (issue 19): a token that is no
-   * good counts against the client's address, a good one against its link. Over the limit, it
-   * answers 429 itself (a page for a browser) and returns true.
+   * Counts a request to a hosted page once its link is known: a token that is no good counts
+   * against the client's address, a good one against its link. Over the limit, it answers 429
+   * itself (a page for a browser) and returns true.
    */
   refused(req: Request, res: Response, link: PageLink): Promise<boolean>;
 }
@@ -68,12 +68,11 @@ function linkBucket(token: string): string {
 }
 
 /**
- * The service's own rate limits (issue 12, DESIGN.md §7 `rate_limited`). A limited request gets
- * 429 `rate_limited` with `Retry-After` in seconds, in the envelope, or as a page for a browser
- * on a hosted page. Keys have 192 random bits, so the limit on failed authentications is not
- * what stops guessing: it keeps a flood of wrong keys from costing a lookup each, and a valid key
- * sent from a limited address is still served (one misbehaving client behind a shared address
- * does not lock out the others).
+ * The service's own rate limits. A limited request gets 429 `rate_limited` with `Retry-After` in
+ * seconds, in the envelope, or as a page for a browser on a hosted page. Keys have 192 random bits,
+ * so the limit on failed authentications is not what stops guessing: it keeps a flood of wrong keys
+ * from costing a lookup each, and a valid key sent from a limited address is still served (one
+ * misbehaving client behind a shared address does not lock out the others).
  */
 export function rateLimiting(deps: { limits: RateLimits; sql: Sql }): RateLimiting {
   const { limits } = deps;
@@ -85,15 +84,15 @@ export function rateLimiting(deps: { limits: RateLimits; sql: Sql }): RateLimiti
     ...shared,
     sweeps: true,
   });
-  // A busy key's count is taken from Postgres 1% of its limit at a time (issue 24.2).
+  // A busy key's count is taken from Postgres 1% of its limit at a time.
   const perKey = new SharedLimit('key', limits.perKeyPerMinute, {
     ...shared,
     sweeps: false,
     block: Math.max(1, Math.floor(limits.perKeyPerMinute / 100)),
   });
-  // Hosted pages count failures and uses apart (issue 19): a colleague's mistyped links behind
-  // the same address must not lock a person out of a real one, and a flood of one real link is
-  // that link's alone.
+  // Hosted pages count failures and uses apart: a colleague's mistyped links behind the same
+  // address must not lock a person out of a real one, and a flood of one real link is that link's
+  // alone.
   const pageFailures = new SharedLimit('page-failures', limits.pagesPerMinute, {
     ...shared,
     sweeps: false,

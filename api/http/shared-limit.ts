@@ -59,11 +59,11 @@ interface Held {
  * request fails or waits, and an outage must not lift the limits either. The request then meets
  * Postgres' own failure path, if it needs Postgres at all.
  *
- * With `block` above 1 (issue 24.2), a process takes a key's points from the shared count
- * `block` at a time and spends them in memory, so that a busy key costs one statement per
- * `block` requests rather than one each. Points taken are counted at once, so all processes
- * together still admit at most `points` a window; the price is that points one process holds
- * unspent are not another's, so a key may be refused up to (processes − 1) × `block` early.
+ * With `block` above 1, a process takes a key's points from the shared count `block` at a time and
+ * spends them in memory, so that a busy key costs one statement per `block` requests rather than
+ * one each. Points taken are counted at once, so all processes together still admit at most
+ * `points` a window; the price is that points one process holds unspent are not another's, so a key
+ * may be refused up to (processes − 1) × `block` early.
  */
 export class SharedLimit {
   private readonly shared: RateLimiterPostgres;
