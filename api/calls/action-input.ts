@@ -42,9 +42,9 @@ export function actionCall(action: ActionDefinition, input: unknown): ActionCall
 }
 
 /**
- * A remote MCP tool's input (issue 21), checked against the accepted snapshot's JSON Schema (ajv)
- * with the same `input.`-named issues. A tool no operator has accepted has no schema calls may
- * trust: its call goes on unchecked, to be refused by the pinning rule when it is prepared.
+ * A remote MCP tool's input, checked against the accepted snapshot's JSON Schema (ajv) with the
+ * same `input.`-named issues. A tool no operator has accepted has no schema calls may trust: its
+ * call goes on unchecked, to be refused by the pinning rule when it is prepared.
  */
 async function validToolInput(
   action: Extract<DirectoryAction, { kind: 'mcp' }>,

@@ -27,7 +27,7 @@ export async function callAnswerError(
       return connectionExpiredError(deps.sql, deps.config, connection);
     }
   }
-  // The reconnect link asks for the wider scope an MCP server wants (issue 21).
+  // The reconnect link asks for the wider scope an MCP server wants.
   if (answer.code === 'connection_scope_required' && typeof extra.connection_id === 'string') {
     const connection = await findConnection(deps.sql, deps.environmentId, extra.connection_id);
     if (connection) {
@@ -44,7 +44,7 @@ async function sendCallAnswer(
   answer: GivenAnswer,
   deps: { sql: Sql; config: Config; environmentId: string },
 ): Promise<void> {
-  // The answer kept under the request's Idempotency-Key (issue 19.1), as management POSTs say it.
+  // The answer kept under the request's Idempotency-Key, as management POSTs say it.
   if (answer.replayed) res.set('Idempotent-Replayed', 'true');
   switch (answer.kind) {
     case 'json':

@@ -34,12 +34,12 @@ function canonicalHeaders(headers: Record<string, string>): [string, string][] {
 }
 
 /**
- * DESIGN.md §4: identical calls share one workflow (and so one approval). Identity is who calls
- * for whom, what (action, or app + method + path + query + every forwarded header), with what
- * input or body, and the caller's Idempotency-Key: a caller who means two identical writes sends
- * two keys. The forwarded headers belong to the identity because they go to the app and are shown
- * to the approver: a retry with other headers is another call, which never runs on an approval
- * given for these.
+ * Identical calls share one workflow (and so one approval). Identity is who calls for whom, what
+ * (action, or app + method + path + query + every forwarded header), with what input or body, and
+ * the caller's Idempotency-Key: a caller who means two identical writes sends two keys. The
+ * forwarded headers belong to the identity because they go to the app and are shown to the
+ * approver: a retry with other headers is another call, which never runs on an approval given for
+ * these.
  */
 export function callFingerprint(input: FingerprintInput): string {
   const { target } = input;

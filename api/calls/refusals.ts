@@ -39,7 +39,7 @@ function reasonOf(error: ApiError): string {
 }
 
 /**
- * SPEC.md §1: every call is recorded, the refused ones too. Runs `check`, the part of a run or
+ * Every call is recorded in the audit log, the refused ones too. Runs `check`, the part of a run or
  * proxy route that may refuse the call (access, path, body fields, input, headers); a refusal is
  * audited `denied` with its reason, in a row of its own, before it is answered.
  *
@@ -53,8 +53,8 @@ export async function refusable<T>(
   req: Request,
   res: Response,
   describe: () => RefusedCall,
-  // May read Postgres (whether an action is a remote MCP app's tool, issue 21): awaited here, so
-  // its refusals are audited like the others.
+  // May read Postgres (whether an action is a remote MCP app's tool): awaited here, so its refusals
+  // are audited like the others.
   check: () => T | Promise<T>,
 ): Promise<T> {
   try {
