@@ -98,7 +98,7 @@ const UNAVAILABLE_SQLSTATES: ReadonlySet<string> = new Set([
 
 /**
  * postgres.js's own connection failures, and the socket errors beneath them. The API reaches no
- * other host directly (DESIGN.md §1: apps are called by workflows, Temporal errors are gRPC
+ * other host directly (apps are called by workflows, and Temporal errors are gRPC
  * statuses), so in the API a socket error is the database's. A pool that we ended ourselves
  * (CONNECTION_ENDED, CONNECTION_DESTROYED) is not an outage, and stays a 500.
  */

@@ -20,7 +20,7 @@ export interface DemoAppOptions {
   port?: number;
   /**
    * A server already listening, used instead of binding `port`: `gatehouse dev` binds the port
-   * when it chooses it, so no other program can take it while the rest starts (issue 20).
+   * when it chooses it, so no other program can take it while the rest starts.
    */
   server?: Server;
   /** Default 127.0.0.1. */

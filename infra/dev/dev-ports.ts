@@ -38,7 +38,7 @@ export type OwnServers = Partial<Record<'api' | 'demoApp' | 'temporalUi', Server
  * user's own choice, never replaced; services that run elsewhere (`skip`) need no port.
  *
  * A server of `servers` is bound here, on the port chosen for it, and keeps it: another program
- * starting while the rest of the stack starts cannot take it (issue 20.1). The other ports are
+ * starting while the rest of the stack starts cannot take it. The other ports are
  * only chosen; what binds them later must cope with losing one (see `startOnFreePort`).
  */
 export async function pickDevPorts(

@@ -24,7 +24,7 @@ const stateSchema = z.object({
   demoApp: z.object({ port: z.number().int(), clientId: z.string(), clientSecret: z.string() }),
   /** The single full key that earlier versions printed; kept so their state files still load. */
   developmentKey: z.string().optional(),
-  /** DESIGN.md §3 separation of duties: the key that calls, and the key that governs. */
+  /** Separation of duties: the key that calls, and the key that decides and writes policy. */
   agentKey: z.string().optional(),
   adminKey: z.string().optional(),
 });

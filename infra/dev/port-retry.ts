@@ -4,7 +4,7 @@ import { messageOf } from './start-failure.js';
 
 /**
  * Starts a service Gatehouse spawns (Postgres, Temporal) on ports chosen earlier. Another
- * program may have taken one since (issue 20.1): when the start fails and one of its ports is
+ * program may have taken one since: when the start fails and one of its ports is
  * taken now, or the failure says an address is in use, it starts again with each taken port
  * replaced by a free one. Any other failure is the service's own, and is thrown as it is.
  */

@@ -47,7 +47,7 @@ export interface DevStack {
   postgresPort: number | null;
   /** Where its cluster is, when not in the data folder (root, a checkout out of its reach). */
   postgresClusterElsewhere: string | null;
-  /** Preferred ports that were taken: the banner must say so (issue 15.3). */
+  /** Preferred ports that were taken: the banner must say so. */
   replacedPorts: ReplacedPort[];
   /** Where Prometheus scrapes this process (METRICS_ADDRESS), or null. */
   metricsUrl: string | null;
@@ -75,7 +75,7 @@ export interface DevStackOptions {
  * `gatehouse dev`: the whole service on one machine with embedded defaults. Anything already
  * set in the environment (DATABASE_URL, TEMPORAL_ADDRESS, API_PORT, …) wins over the defaults.
  *
- * A start never dies of a port another program takes while it runs (issue 20.1): the servers of
+ * A start never dies of a port another program takes while it runs: the servers of
  * this process (API, demo app, the Temporal UI's front) bind their port when it is chosen and
  * keep it; Postgres and Temporal, which bind theirs later, start again on a free port when theirs
  * was taken, and the banner says so. Any other failure is a DevStartError naming the component
@@ -200,14 +200,14 @@ export async function startDevStack(
     const configWith = (temporalAddress: string) =>
       loadConfig({
         ENCRYPTION_KEY: state.encryptionKey,
-        // Signs audit checkpoints (issue 25.1); kept with the other local secrets.
+        // Signs audit checkpoints; kept with the other local secrets.
         ...(state.auditSigningKey ? { AUDIT_SIGNING_KEY: state.auditSigningKey } : {}),
         // A local webhook receiver is the usual way to try `approval.decided` on one machine.
         WEBHOOK_ALLOW_PRIVATE: 'true',
-        // So is an MCP server run on this machine, registered as an app (issue 21).
+        // So is an MCP server run on this machine, registered as an app.
         MCP_APPS_ALLOW_PRIVATE: 'true',
-        // The UI's front, the one origin the codec endpoint lets in (issue 19), whose sign-in
-        // link the banner prints (issue 20).
+        // The UI's front, the one origin the codec endpoint lets in, whose sign-in link
+        // the banner prints.
         ...(uiFront ? { TEMPORAL_UI_URL: uiFront.url(), CODEC_DEV_SIGN_IN_LINK: 'true' } : {}),
         ...process.env,
         APP_URLS: JSON.stringify({

@@ -1,6 +1,6 @@
 /**
  * A component of `gatehouse dev` that did not start, with what the person at the terminal can
- * do about it (issue 20.1). A bare error message ("listen EADDRINUSE …") names neither the
+ * do about it. A bare error message ("listen EADDRINUSE …") names neither the
  * component nor a way out; this names both, and the cause stays the original error.
  */
 export class DevStartError extends Error {

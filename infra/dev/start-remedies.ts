@@ -3,7 +3,7 @@ import { dataDir } from './local-state.js';
 import { messageOf } from './start-failure.js';
 
 /**
- * What to do when a component of `gatehouse dev` does not start (issue 20.1), one entry per
+ * What to do when a component of `gatehouse dev` does not start, one entry per
  * component, in the words of the person at the terminal. A port taken between the choice and
  * the bind never gets here: the stack moves to another port by itself.
  */

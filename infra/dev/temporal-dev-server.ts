@@ -34,7 +34,7 @@ export interface TemporalDevServerOptions {
   namespace: string;
   /**
    * The Web UI's remote codec (`<API URL>/codec`): payloads are encrypted, and the UI sends them
-   * there to show them decoded to an operator holding a full key (issue 12).
+   * there to show them decoded to an operator holding a full key.
    */
   codecEndpoint?: string;
   onLog?: (line: string) => void;
@@ -47,7 +47,7 @@ export interface TemporalDevServerOptions {
 }
 
 /**
- * How the kept SQLite file is written (issue 24.4). The server's own default is a rollback
+ * How the kept SQLite file is written. The server's own default is a rollback
  * journal with `synchronous=FULL`: about 8 write transactions per call, each creating, syncing
  * and deleting a journal (32 fsyncs and 8 unlinks a call, counted with strace), which made an
  * allowed read on `gatehouse dev` 1.1–2.1× the bench stack's p50 (README, Benchmark it) and gave
@@ -162,7 +162,7 @@ export async function startTemporalDevServer(
   args.push('--namespace', options.namespace);
   // The dev server reads its transfer queue at most 20 times a second by default, so every new
   // workflow task waits up to 50 ms for the next read: the largest single cost of a call on an
-  // idle machine (issue 14). A cluster's own setting is worth checking too (README, production).
+  // idle machine. A cluster's own setting is worth checking too (README, production).
   args.push('--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000');
   if (options.dbFile) {
     args.push('--db-filename', options.dbFile);

@@ -12,7 +12,7 @@ import { CODEC_PATH, CODEC_SESSION_PATH } from '../../api/routes/codec.js';
 import { closeServer } from './bind-port.js';
 
 /**
- * What `gatehouse dev` serves as "Temporal UI" (issue 20.4): the Temporal dev server's own UI,
+ * What `gatehouse dev` serves as "Temporal UI": the Temporal dev server's own UI,
  * behind a small proxy of ours that also serves the API's codec endpoint at `/codec` on the UI's
  * own origin. The UI sends codec requests with credentials only when "Include cross-origin
  * credentials" is ticked in each browser (the dev server has no flag for it); a request to its
@@ -26,8 +26,8 @@ import { closeServer } from './bind-port.js';
  * - `/api/v1/settings`: the UI's settings, with the message and link its red codec banner shows
  *   when decoding is refused: to the sign-in page, not to Temporal's documentation.
  *
- * Its port is bound when chosen, like the API's (issue 20.1); it answers 503 until the stack is
- * up.
+ * Its port is bound when chosen, like the API's, so no other program takes it while the stack
+ * starts; it answers 503 until the stack is up.
  */
 export interface TemporalUiFront {
   /** Bound by `pickDevPorts` on the announced Temporal UI port. */
@@ -151,7 +151,7 @@ export function createTemporalUiFront(): TemporalUiFront {
   };
 }
 
-/** The UI's settings with its codec banner leading to the sign-in page (issue 20.4). */
+/** The UI's settings with its codec banner leading to the sign-in page. */
 function withCodecHelp(body: Buffer, frontUrl: string): Buffer {
   try {
     const settings = JSON.parse(body.toString('utf8')) as { Codec?: Record<string, unknown> };

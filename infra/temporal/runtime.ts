@@ -48,7 +48,7 @@ export function installTemporalRuntime(
     shutdownSignals: options.handleSignals ? ['SIGINT', 'SIGTERM'] : [],
     // The SDK core's own lines too (warnings and up, as by default): without forwarding it
     // prints them to stderr itself, in its own format, past the log file and the dev
-    // terminal's one line per record (issue 20).
+    // terminal's one line per record.
     telemetryOptions: {
       logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } },
       // The SDK's own metrics (task slots, schedule-to-start latency, task failures, polls),

@@ -4,9 +4,10 @@ import proto from '@temporalio/proto';
 import { searchAttributes } from '../../workflows/search-attributes.js';
 
 /**
- * Registers the search attributes of DESIGN.md §8 when the namespace lacks them. The dev
- * server's `--search-attribute` flag is ignored once its database file exists, so an upgraded
- * local stack (and a fresh cluster namespace) gets new attributes here. Returns the names added.
+ * Registers the call workflows' search attributes, by which an operator filters calls in the
+ * Temporal UI, when the namespace lacks them. The dev server's `--search-attribute` flag is
+ * ignored once its database file exists, so an upgraded local stack (and a fresh cluster
+ * namespace) gets new attributes here. Returns the names added.
  */
 export async function ensureSearchAttributes(
   connection: Connection,
