@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CallRequest, Via } from '../../workflows/call-types.js';
 
-/** How much of a proxied body the approver sees (DESIGN.md §4); all of it is counted and hashed. */
+/** How much of a proxied body the approver sees; all of it is counted and hashed. */
 export const SHOWN_BODY_BYTES = 64 * 1024;
 
 /** Bytes that cannot be shown as stored text, as base64. */
@@ -87,7 +87,7 @@ function shownHeaderValue(value: string): string | Base64Value {
 }
 
 /**
- * The approval's `request` (DESIGN.md §4): what the decider must see, which is exactly what will
+ * The approval's `request`: what the decider must see, which is exactly what will
  * run once approved: an action's input, or everything the proxy will send the app (credentials
  * are never among the forwarded headers). Unlike audit, it shows the proxied body.
  */

@@ -34,12 +34,12 @@ function observeDecision(approval: { createdAt: Date; decidedAt: Date | null }):
   }
 }
 
-/** Audit names proxy calls `<app>.proxy` (DESIGN.md §4). */
+/** Audit names proxy calls `<app>.proxy`, the action policy rules name them by. */
 export function auditAction(target: CallTargetInput): string {
   return target.kind === 'action' ? target.action : `${target.app}.proxy`;
 }
 
-/** SPEC.md §2.5 `request`: what was asked, by whom, for whom. Never a credential. */
+/** The audit event's `request`: what was asked, by whom, for whom. Never a credential. */
 export function auditRequest(call: CallRequest): Record<string, unknown> {
   const base = { action: auditAction(call.target), user: call.userExternalId, via: call.via };
   const { target } = call;
@@ -59,7 +59,7 @@ export interface AuditContext {
   connectionId: string | null;
   policyId: string | null;
   policyVersion: number | null;
-  /** The grant that turned the policy's `ask` into `allow` (issue 22.2). */
+  /** The grant that turned the policy's `ask` into `allow`. */
   grantId?: string | null;
 }
 
@@ -99,7 +99,7 @@ export async function recordCallAudit(
 }
 
 /**
- * The audit rows of one step of a call workflow run, one per caller (issue 19.4): each says what
+ * The audit rows of one step of a call workflow run, one per caller: each says what
  * its caller is answered. A request an earlier run of the call answered keeps that run's row and
  * is given that run's answer (returned, by request id); a row no caller was answered with is
  * written over.
@@ -113,8 +113,8 @@ export async function recordRunAudit(
 ): Promise<AnsweredElsewhere> {
   const { workflowId, runId } = currentRun();
   const events = auditEvents(call, context, entries);
-  // Issue 19.1: kept with the rows, before any caller is answered, so a retry with the key never
-  // finds the call answered without its answer kept.
+  // The answer kept under the Idempotency-Key goes in with the rows, before any caller is
+  // answered, so a retry with the key never finds the call answered without its answer kept.
   const key = call.idempotencyKey;
   const keep =
     final && key !== undefined ? answerToKeep(deps.keyring, callKey(call, key), final) : undefined;
@@ -190,7 +190,7 @@ export function callRecordActivities(deps: { sql: Sql; temporal: Client; config:
 
     /**
      * null when the approval was no longer pending (decided elsewhere, or gone with its user).
-     * `grant` (issue 22.2, approvals only): made in the same transaction, so an approval is never
+     * `grant` (approvals only): made in the same transaction, so an approval is never
      * recorded without the grant it carried, nor a grant without its approval. `at` is the
      * workflow's clock, from which the grant runs.
      */

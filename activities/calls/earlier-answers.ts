@@ -13,7 +13,7 @@ export function currentRun(): { workflowId: string; runId: string } {
 }
 
 /**
- * Issue 19.4: a request this run was handed already has an audit row, written by another run of
+ * A request this run was handed may already have an audit row, written by another run of
  * the same call (or by the API, `null`). Temporal keeps every Update's outcome with its run: if
  * that run answered this request, its answer is the request's answer, and this run gives it
  * again. If that run has no such Update, its row was written in a workflow task Temporal then

@@ -3,7 +3,7 @@ import type { CallTicket } from '../../workflows/call-types.js';
 
 /**
  * The audit row of a request that waited for a held call's decision beside another request of
- * the same call and got that request's answer (issue 23.1): the app was called once, for the
+ * the same call and got that request's answer: the app was called once, for the
  * other one, and this row says so. Copied from that row in one statement, so both rows always
  * agree; nothing when that row does not exist (the other request was not answered by a run).
  */

@@ -111,7 +111,7 @@ function failure(
 }
 
 /**
- * One `tools/call` on a remote MCP server registered as an app (issue 21), with the official
+ * One `tools/call` on a remote MCP server registered as an app, with the official
  * SDK client over Streamable HTTP: initialize, call, close. Nothing of the MCP session outlives
  * the attempt (no session in workflow state). The answer becomes what an action's app answer
  * becomes: a result is `{ok: true, data}`, `isError: true` is `{ok: false, data}`, a JSON-RPC

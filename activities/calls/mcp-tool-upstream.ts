@@ -34,10 +34,10 @@ export interface McpUpstreamCall {
 }
 
 /**
- * The upstream step of a call to a remote MCP server's tool (issue 21): the app as registered,
+ * The upstream step of a call to a remote MCP server's tool: the app as registered,
  * the user's valid token (refreshed through `refresh/<id>` as for any connection; on a 401 one
  * forced refresh and one more try, as for catalog apps: a 401 means the server did nothing), and
- * one `tools/call`. A write is tried again only while nothing left (DESIGN.md §6).
+ * one `tools/call`. A write is tried again only while nothing left: it may not happen twice.
  */
 export async function mcpToolUpstream(
   deps: {

@@ -29,13 +29,14 @@ export interface PolicyVerdict {
   policyVersion: number | null;
   /** Whom a held call asks, and for how long. */
   approval: PolicyDocument['approval'];
-  /** False when a condition that could have changed the decision was not judged (issue 22). */
+  /** False when a condition that could have changed the decision was not judged. */
   certain: boolean;
 }
 
 /**
  * What policy decides on. A proxy call is bounded by the rules of its app's catalog actions
- * (DESIGN.md §4), which the pure evaluator cannot look up: they are listed here.
+ * (the proxy is never less strict at a scope than they are), which the pure evaluator cannot look
+ * up: they are listed here.
  */
 function policyTarget(subject: PolicySubject): CallTarget {
   if (subject.action !== null) {
@@ -69,7 +70,7 @@ export function policyVerdict(
     };
   }
   const verdict = evaluatePolicy(policy, policyTarget(subject), judge);
-  // Issue 22: a condition that could not be judged is named where it was kept from loosening.
+  // A condition that could not be judged is named where it was kept from loosening.
   const notes = verdict.unjudged.map((note) => `; ${note}`).join('');
   return {
     decision: verdict.decision,

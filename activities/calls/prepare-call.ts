@@ -29,8 +29,8 @@ interface UserConnection extends KeptAnswerRow, LiveGrantRow {
 
 /**
  * The user and their live connection to the app; which of these requests already have an audit
- * row (answered by an earlier run of the call, issue 19.4); the answer kept under the call's
- * Idempotency-Key (issue 19.1); and the live grant for the call at `at` (issue 22.2): one
+ * row (answered by an earlier run of the call); the answer kept under the call's
+ * Idempotency-Key; and the live grant for the call at `at`: one
  * statement, so the checks every call needs cost no round trip of their own.
  */
 async function findUserConnection(
@@ -67,7 +67,7 @@ async function findUserConnection(
 }
 
 /**
- * The requests an earlier run of the call answered, with its answers (issue 19.4). Rows this run
+ * The requests an earlier run of the call answered, with its answers. Rows this run
  * wrote are its own steps; rows no caller was answered with are written over when this run
  * answers those requests.
  */
@@ -84,7 +84,7 @@ async function answeredBefore(
 }
 
 /**
- * Run-action rules (SPEC.md §4.1): the user's connection to the app first, then the verdict of
+ * What a call needs before it runs: the user's connection to the app first, then the verdict of
  * the policy that governs the calling agent. A local activity: two short reads. `requestIds`:
  * the requests the workflow holds, checked against audit (see findUserConnection).
  */
@@ -95,7 +95,7 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
     requestIds: readonly string[] = [],
     at: number = Date.now(),
   ): Promise<Preparation> => {
-    // A tool of a remote MCP app (issue 21): the app, its snapshots, for the pinning rule.
+    // A tool of a remote MCP app: the app, its snapshots, for the pinning rule.
     const { target } = call;
     const remote = target.kind === 'action' && !findApp(target.app);
     const [found, policies, standing] = await Promise.all([
@@ -103,7 +103,7 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
       listPolicies(sql, call.environmentId),
       remote ? findMcpAppStanding(sql, call.environmentId, target.app) : null,
     ]);
-    // Issue 19.1: answered under its key already (a run that starts after the answer was kept).
+    // Answered under its key already (a run that starts after the answer was kept).
     const key = call.idempotencyKey;
     const kept =
       key === undefined ? null : keptAnswerOf(deps.config.encryption, callKey(call, key), found);
@@ -181,7 +181,7 @@ function policyPreparation(
     rule: verdict.rule,
     approval: verdict.approval,
   };
-  // Issue 22.2: a live grant turns `ask`, and only `ask`, into `allow`, while the policy that
+  // A live grant turns `ask`, and only `ask`, into `allow`, while the policy that
   // governs the agent allows grants at all (max_grant_seconds 0 is the switch that stops them).
   const grantsOn = (verdict.approval.max_grant_seconds ?? 0) > 0;
   if (verdict.decision !== 'ask' || grant.grantId === null || !grantsOn) return prepared;
@@ -196,7 +196,7 @@ function policyPreparation(
 }
 
 /**
- * A call to a tool of a remote MCP app (issue 21). The pinning rule first, since it is about the
+ * A call to a tool of a remote MCP app. The pinning rule first, since it is about the
  * tool and not the user: a tool the app no longer has, changed since the accepted snapshot, or
  * outside the allow-list, is denied with the reason naming it, made or approved, whoever calls.
  * Then, for a server that asks for authorization, the user's connection as for any app (none is

@@ -4,7 +4,7 @@ import { answerKept } from '../../workflows/call-answers.js';
 import { recordCallAudit } from './call-records.js';
 
 /**
- * The audit row of a retry answered with the answer kept under its Idempotency-Key (issue 19.1):
+ * The audit row of a retry answered with the answer kept under its Idempotency-Key:
  * what the kept answer's own row said (decision, approval, response), as a replay of it, with
  * this request's trace id. The app was not called.
  */

@@ -34,7 +34,7 @@ function retryable(error: unknown): boolean {
 }
 
 /**
- * An allowed read in one local activity (issue 14): prepare (connection and policy), call the
+ * An allowed read in one local activity: prepare (connection and policy), call the
  * app, write the first caller's audit row. Three local activities became one: a third fewer
  * history events and workflow-task round trips, the same guarantees. Reads may repeat, so a
  * failed attempt is tried again whole, as the separate read activity was; on the last attempt a
@@ -43,7 +43,7 @@ function retryable(error: unknown): boolean {
 export function serveReadActivity(deps: ServeReadDeps) {
   return async (call: CallRequest, first: CallTicket, at?: number): Promise<ReadStep> => {
     const preparation = await deps.prepare(call, [first.requestId], at);
-    // Not served here when the first request was answered before (issue 19.4): the workflow
+    // Not served here when the first request was answered before (by an earlier run): the workflow
     // sees to it, and to whoever else came.
     const answeredBefore = preparation.answeredElsewhere?.[first.requestId] !== undefined;
     if (!preparation.ok || preparation.decision !== 'allow' || answeredBefore || preparation.kept)

@@ -30,11 +30,11 @@ import { observedUpstream } from './upstream-telemetry.js';
 import { appEndpoints } from '../oauth/endpoints.js';
 
 export interface UpstreamCall {
-  /** null only for a remote MCP server that asks for no authorization (issue 21). */
+  /** null only for a remote MCP server that asks for no authorization. */
   connectionId: string | null;
   /** The action or proxy call; the request is built here, from the catalog. */
   target: CallTargetInput;
-  /** Where an app that is not in the catalog is registered; absent from calls before issue 21. */
+  /** Where an app outside the catalog is registered; absent from calls older than such apps. */
   environmentId?: string;
 }
 
@@ -61,7 +61,7 @@ function causeCode(error: unknown): string | undefined {
 class TooLarge extends Error {}
 
 /**
- * What a failed fetch means for the call (DESIGN.md §6): a timeout, or an app that could not be
+ * What a failed fetch means for the call: a timeout, or an app that could not be
  * reached, become upstream_* answers; anything else is our fault and not the app's. The
  * failure's details say whether the request may have reached the app (`UpstreamFailureDetails`),
  * so a write's answer can say it may have happened.
@@ -71,7 +71,7 @@ function upstreamFailure(error: unknown, scope: CallScope, timeoutMs: number): A
     return ApplicationFailure.create({
       type: UPSTREAM_TIMEOUT,
       message: `the app did not answer within ${String(timeoutMs)} ms`,
-      // UPSTREAM_TIMEOUT_MS is the caller's whole wait, not one of several tries (issue 11), and
+      // UPSTREAM_TIMEOUT_MS is the caller's whole wait, not one of several tries, and
       // a write may have happened: a timeout is never tried again.
       nonRetryable: true,
       details: [{ sent: true } satisfies UpstreamFailureDetails],
@@ -106,7 +106,7 @@ function answerCutOff(error: unknown, scope: CallScope, timeoutMs: number): Appl
   });
 }
 
-/** Reads at most `limit` bytes: a larger body never enters a Temporal payload (DESIGN.md §6). */
+/** Reads at most `limit` bytes: a larger body never enters a Temporal payload, which is capped. */
 async function readCapped(response: Response, limit: number): Promise<Buffer> {
   if (!response.body) return Buffer.alloc(0);
   const chunks: Buffer[] = [];
@@ -208,7 +208,7 @@ function requestBody(request: OutboundRequest): { body?: string | Buffer; type?:
 
 /**
  * One request to the app with the user's credentials: a valid token from the connections
- * helper, and on a 401 one forced refresh and one retry (DESIGN.md §5). A timeout after the
+ * helper, and on a 401 one forced refresh and one retry. A timeout after the
  * request left is final for writes (it may have happened) and retried by Temporal for reads.
  */
 export function callUpstreamActivity(deps: UpstreamDeps) {
@@ -271,7 +271,7 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
     const outcome = async (deadline: DeadlineSignal): Promise<UpstreamOutcome> => {
       // Reads are retried by Temporal. A write runs one activity attempt only, so a worker that
       // dies mid-request never sends it again; within the attempt it is tried anew only while no
-      // request can have left (DESIGN.md §6).
+      // request can have left.
       let exchanged: Response | UpstreamOutcome;
       for (let tries = 1; ; tries++) {
         context.cancellationSignal.throwIfAborted();
@@ -335,7 +335,7 @@ async function heartbeating<T>(context: Context, work: () => Promise<T>): Promis
   }
 }
 
-/** A call to a tool of a remote MCP server registered as an app (issue 21). */
+/** A call to a tool of a remote MCP server registered as an app. */
 async function remoteToolOutcome(
   deps: UpstreamDeps,
   call: UpstreamCall,
