@@ -99,7 +99,7 @@ describe('stopped before the app', () => {
       'input.title',
     ]);
     expect(stack.acme.demo.stats().apiRequests).toBe(requests);
-    // Refused before it ran, and recorded as such (SPEC.md §1: every call is audited).
+    // Refused before it ran, and recorded as such: every call is audited, refused ones too.
     const [after] = await stack.db.sql<{ n: number }[]>`
       select count(*)::int as n from audit_events`;
     expect(after?.n).toBe((audited?.n ?? 0) + 1);
@@ -247,7 +247,7 @@ describe("the app's own failures", () => {
       const read = await stack.run('acme.list_tasks', { user: 'u_alice' });
       expect(read.status).toBe(504);
       expect(errorOf(read)).toMatchObject({ code: 'upstream_timeout', upstream_status: 504 });
-      // The documented wait is the real one: a timed-out read is not tried twice more (issue 11).
+      // The documented wait is the real one: a timed-out read is not tried twice more.
       expect(stack.acme.demo.stats().apiRequests - before).toBe(1);
       // Reading is always safe to retry: no claim either way.
       expect(errorOf(read)).not.toHaveProperty('write_may_have_happened');

@@ -7,7 +7,7 @@ import { stopsAfterAll } from '../support/stops.js';
 import { eventually } from '../support/eventually.js';
 
 /**
- * Issue 19.4: every caller's audit row says what that caller was answered, under any
+ * Every caller's audit row says what that caller was answered, under any
  * interleaving. Each answer is matched to its row by the trace id the API returns
  * (`X-Trace-Id`) and records (`trace_id`), one caller at a time.
  */
@@ -87,7 +87,7 @@ function approvalIdOf(answer: Answer): string {
   return error.approval.id;
 }
 
-describe('answers and audit rows (issue 19.4)', () => {
+describe('answers and audit rows', () => {
   it('12 identical runs right after an approval: each row says what its caller was told', async () => {
     for (let round = 0; round < 4; round++) {
       const input = { title: `crowd ${String(round)} ${String(Date.now())}` };
@@ -169,7 +169,7 @@ async function requestIdOf(answer: Answer): Promise<string> {
  * sent to Temporal again with the same Update id, by the SDK's own loop or by the API's retry.
  * If the run that answered it has closed meanwhile, update-with-start lands it in a new run.
  */
-describe('a request sent again after the run that answered it closed (issue 19.4)', () => {
+describe('a request sent again after the run that answered it closed', () => {
   it('an approved write: the same answer comes back, nothing runs or is asked again', async () => {
     const input = { title: `resent approved ${String(Date.now())}` };
     const held = await stack.run('acme.create_task', { user: 'u_many', input });

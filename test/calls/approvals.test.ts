@@ -496,7 +496,7 @@ describe('operator labels', () => {
   });
 });
 
-describe('call workflow ids (issue 15)', () => {
+describe('call workflow ids', () => {
   /** The workflow holding an approval, as Temporal describes it, and the approval's own row. */
   async function holderOf(approvalId: string) {
     const [row] = await stack.db.sql<{ fingerprint: string; workflowId: string }[]>`
@@ -537,7 +537,7 @@ describe('call workflow ids (issue 15)', () => {
 
   it('a call held under the older call/<env>/<fingerprint> id is still reached by its retry', async () => {
     await stack.connect('u_legacy');
-    const input = { title: `held before issue 15 ${String(Date.now())}` };
+    const input = { title: `held under the older id ${String(Date.now())}` };
     const target = {
       kind: 'action' as const,
       action: 'acme.create_task',
@@ -561,7 +561,7 @@ describe('call workflow ids (issue 15)', () => {
       target,
       retryWindowSeconds: stack.config.approvals.retryWindowSeconds,
     };
-    // What an API before issue 15 did: the same call, under the id without the action.
+    // What an older API did: the same call, under the id without the action.
     const legacyId = `call/test/${call.fingerprint}`;
     const { temporal } = stack.api;
     const first = await temporal.workflow.executeUpdateWithStart(callUpdate, {
@@ -606,7 +606,7 @@ describe('call workflow ids (issue 15)', () => {
   });
 });
 
-describe('approval webhooks without an endpoint (issue 20.3)', () => {
+describe('approval webhooks without an endpoint', () => {
   it('start no webhook workflow at all: held, approved, run', async () => {
     await stack.connect('u_quiet');
     const input = { title: `no receiver ${String(Date.now())}` };
@@ -709,7 +709,7 @@ describe('deleting the user', () => {
   });
 });
 
-describe('four eyes (DESIGN.md §3)', () => {
+describe('four eyes', () => {
   const decisionPaths = (id: string) =>
     [
       ['POST', `/v1/approvals/${id}/approve`, undefined],

@@ -1,5 +1,5 @@
 /**
- * The shape of a call's history (issue 14): what each call costs Temporal, asserted on the
+ * The shape of a call's history: what each call costs Temporal, asserted on the
  * histories themselves. An allowed read is one local activity; an approval's webhook is started
  * from a local activity, so the approved retry meets no failed workflow task.
  */
@@ -158,7 +158,7 @@ describe('what a call costs Temporal', () => {
     await stack.api.temporal.workflow.getHandle(workflowId).result();
     const shape = await summary(stack.api.temporal, workflowId);
     expect(shape.failedTasks).toBe(0);
-    // Both deliveries are started from local activities (approval.requested since issue 20).
+    // Both deliveries are started from local activities, not child workflows.
     expect(shape.children).toBe(0);
     for (const [kind, type] of [
       ['approval.requested', 'approvalRequestedWebhook'],

@@ -18,7 +18,7 @@ import { stopsAfterAll } from '../support/stops.js';
 import { eventually } from '../support/eventually.js';
 
 /**
- * Issue 19, item 3: a sealed payload names the workflow it belongs to, and the codec endpoint
+ * A sealed payload names the workflow it belongs to, and the codec endpoint
  * opens it only for a key of that workflow's environment. The histories are Temporal's own, of
  * calls and connection workflows run for real in environment `test`; `other` is a second
  * environment of the same deployment, whose full key must read none of them.
@@ -263,7 +263,8 @@ describe('sealed payloads and environments', () => {
       metadata: { encoding: Buffer.from('json/plain').toString('base64') },
       data: Buffer.from(JSON.stringify({ secret })).toString('base64'),
     };
-    // Format 2 (before issue 19), sealed under this stack's key as the codec then did.
+    // Format 2, from before payloads named their workflow, sealed under this stack's key as the
+    // codec then did.
     const { id, key } = stack.config.encryption.current;
     const salt = randomBytes(32);
     const iv = randomBytes(12);

@@ -7,7 +7,7 @@ import { startRestartableTemporal } from '../support/temporal-server.js';
 import { startWorkerProcess } from '../support/worker-process.js';
 
 /**
- * DESIGN.md §1: a held call is durable. Its workflow waits in Temporal, not in any process, so
+ * A held call is durable. Its workflow waits in Temporal, not in any process, so
  * the worker and the Temporal server itself may restart between the hold and the decision.
  */
 const stops: (() => Promise<void>)[] = [];

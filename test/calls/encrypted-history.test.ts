@@ -17,7 +17,7 @@ import { stopsAfterAll } from '../support/stops.js';
 import { eventually } from '../support/eventually.js';
 
 /**
- * Issue 12, item 3: what a call carries (its input, the headers it forwards, the app's answer
+ * What a call carries (its input, the headers it forwards, the app's answer
  * and the app's response headers) is sealed before Temporal stores it. The
  * history is read the way an operator would, with the Temporal CLI against the server itself;
  * the codec endpoint then opens it for a full key only.
@@ -226,7 +226,8 @@ describe('call data in workflow histories', () => {
       for (const [name, secret] of Object.entries(SECRETS)) {
         expect({ name, found: text.includes(secret) }).toEqual({ name, found: false });
       }
-      // The payloads are there, sealed; the operator's labels are not (DESIGN.md §8).
+      // The payloads are there, sealed; the operator's labels (the summary, the search
+      // attributes) are not, so the Temporal UI can filter on them without a codec.
       const encodings = payloadsIn(dump).map(encodingOf);
       expect(encodings).toContain(ENCRYPTED_ENCODING);
       const action = user === actionUser ? 'acme.create_task' : 'slack.proxy';
@@ -249,7 +250,7 @@ describe('call data in workflow histories', () => {
     expect(decoded.map(encodingOf)).not.toContain(ENCRYPTED_ENCODING);
     const text = searchable(JSON.stringify(opened.body));
     for (const secret of [INPUT, HEADER, ANSWER]) expect(text).toContain(secret);
-    // An allowed read is settled inside its one step (issue 14): the app's set-cookie, which the
+    // An allowed read is settled inside its one step: the app's set-cookie, which the
     // caller never gets, is dropped before anything reaches the history, sealed or not.
     expect(text).not.toContain(COOKIE);
     // X-API-Key is the other scheme a key may come in.
@@ -349,7 +350,7 @@ describe('call data in workflow histories', () => {
       headers: { origin: 'https://attacker.example', 'access-control-request-method': 'POST' },
     });
     expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
-    // Another port of the same host is another origin: another program, not the UI (issue 19).
+    // Another port of the same host is another origin: another program, not the UI.
     const apiOrigin = new URL(stack.api.url).origin;
     for (const origin of ['http://127.0.0.1:8234', apiOrigin, 'http://localhost:8233']) {
       for (const method of ['OPTIONS', 'POST']) {
@@ -460,7 +461,8 @@ describe('call data in workflow histories', () => {
       `/v1/approvals/${approval.id}/approve`,
     );
     expect(approved.status).toBe(200);
-    // The current details, as the UI asks for them, read without any codec (DESIGN.md §8).
+    // The current details, as the UI asks for them, are never sealed, so they read without any
+    // codec and carry no call input.
     const { stdout: details } = await run(cli, [
       'workflow',
       'query',

@@ -8,7 +8,7 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * Issue 19.1: the same `Idempotency-Key` never writes twice, however late the retry. A governed
+ * The same `Idempotency-Key` never writes twice, however late the retry. A governed
  * call's final answer is kept per (environment, agent, key) for 24 hours and given again to a
  * retry with the same key and the same call (`Idempotent-Replayed: true`, audited as a replay,
  * the app not called); the same key with another call is 409 `idempotency_key_reused`.
@@ -76,7 +76,7 @@ function approvalIdOf(answer: Answer): string {
   return error.approval.id;
 }
 
-describe('an action run retried with its Idempotency-Key (issue 19.1)', () => {
+describe('an action run retried with its Idempotency-Key', () => {
   it('after the first answered 200: the same answer, replayed, and one write at the app', async () => {
     const key = fresh('k-run');
     const body = { user: USER, input: { title: `once ${key}` } };
@@ -233,7 +233,7 @@ describe('an action run retried with its Idempotency-Key (issue 19.1)', () => {
   });
 });
 
-describe('a call run that starts after its answer was kept (issue 19.1)', () => {
+describe('a call run that starts after its answer was kept', () => {
   it('gives the kept answer and sends nothing: a retry let through just before it was kept', async () => {
     const key = fresh('k-late-run');
     const input = { title: `kept before the run ${key}` };
@@ -271,7 +271,7 @@ describe('a call run that starts after its answer was kept (issue 19.1)', () => 
   });
 });
 
-describe('a proxy call retried with its Idempotency-Key (issue 19.1)', () => {
+describe('a proxy call retried with its Idempotency-Key', () => {
   it('replays the app’s answer, status, headers and body, and sends the write once', async () => {
     const key = fresh('k-proxy');
     const title = `proxied once ${key}`;
@@ -300,7 +300,7 @@ describe('a proxy call retried with its Idempotency-Key (issue 19.1)', () => {
   });
 });
 
-describe('across a real process restart (issue 19.1)', () => {
+describe('an Idempotency-Key across a real process restart', () => {
   let first: ServiceProcess | undefined;
   let second: ServiceProcess | undefined;
 

@@ -14,7 +14,7 @@ import { answeredWithin } from '../support/answered-within.js';
 import { eventually } from '../support/eventually.js';
 
 /**
- * Issue 11, item 3: every request is answered in bounded time while the worker, Temporal or
+ * Every request is answered in bounded time while the worker, Temporal or
  * Postgres does not answer, with 503 `service_unavailable`; and a call or decision the caller
  * was told failed is never applied later. No timing is asserted beyond "an answer came": the
  * budget is far above the configured deadline, for a loaded machine.

@@ -7,7 +7,7 @@ import { stopsAfterAll } from '../support/stops.js';
 import { eventually } from '../support/eventually.js';
 
 /**
- * Issue 19.5: approvals outlive the policy that raised them. An approved call is checked again
+ * Approvals outlive the policy that raised them. An approved call is checked again
  * against the policy in force when it runs: a newer version that denies it wins; one that allows
  * it lets it run. Pending approvals show what the policy in force would decide now.
  */
@@ -84,7 +84,7 @@ beforeAll(async () => {
   started.add(receiver);
 });
 
-describe('an approved call meets the policy in force when it runs (issue 19.5)', () => {
+describe('an approved call meets the policy in force when it runs', () => {
   it('a held proxy DELETE whose policy now denies it is refused after approval, and never sent', async () => {
     const asked = await setCleaningPolicy({ read: 'allow', write: 'allow', destructive: 'ask' });
     const taskId = await createTask('u_clean', `doomed ${String(Date.now())}`);

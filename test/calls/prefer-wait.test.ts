@@ -5,7 +5,7 @@ import { stopsAfterAll } from '../support/stops.js';
 import { eventually } from '../support/eventually.js';
 
 /**
- * Issue 23.1: a governed call may wait for its approval's decision (`Prefer: wait=<s>`). The wait
+ * A governed call may wait for its approval's decision (`Prefer: wait=<s>`). The wait
  * lives in the call workflow; the answer is the approved call's result, run once, a rejection,
  * or at the end of the wait the usual approval_required. Many waiters never crowd the workflow's
  * Update slots, and `GET /v1/approvals/{id}` waits the same way.
@@ -63,7 +63,7 @@ beforeAll(async () => {
   waiter = await createTestKey(stack.db.sql, { env: 'test', access: 'full', agentId: 'waiter' });
 });
 
-describe('Prefer: wait on a held call (issue 23.1)', () => {
+describe('Prefer: wait on a held call', () => {
   it('answers with the approved call’s result, run once', async () => {
     const title = `waited ${String(Date.now())}`;
     const pending = createTask(title, 'wait=30');

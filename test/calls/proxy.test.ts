@@ -361,7 +361,7 @@ describe('graded by method', () => {
   });
 });
 
-describe("bounded by the rules of the app's actions (DESIGN.md §4)", () => {
+describe("bounded by the rules of the app's actions", () => {
   it('denies DELETE where acme.delete_task is denied, unless a rule names acme.proxy', async () => {
     const user = await connect('u_proxy_floor');
     const task = await createDirect(user, 'guarded');
@@ -461,7 +461,7 @@ describe('method-override headers', () => {
   });
 });
 
-describe('hop-by-hop request headers and encoded bodies (issue 12)', () => {
+describe('hop-by-hop request headers and encoded bodies', () => {
   it('does not forward headers the caller names in Connection or Proxy-Connection', async () => {
     await connect('u_proxy_hop');
     const answer = await rawProxy('GET', '/v1/proxy/acme/tasks', {

@@ -5,7 +5,7 @@ import { createTestKey, type TestKey } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * Issue 11 item 2: SPEC.md §1 records every call, the ones the API refuses before they run too:
+ * Every call is recorded in the audit log, the ones the API refuses before they run too:
  * each refusal is one `denied` audit row with its reason, and nothing reaches the app.
  */
 let stack: CallStack;

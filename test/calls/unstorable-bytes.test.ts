@@ -8,7 +8,7 @@ import { startCallStack, type Answer, type CallStack } from '../support/call-sta
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * Issue 11 item 1: an app may answer with characters that JSON carries but Postgres text and
+ * An app may answer with characters that JSON carries but Postgres text and
  * jsonb cannot store (U+0000, lone UTF-16 surrogates). The caller still gets the app's answer,
  * every call keeps exactly one audit row, and the app is asked exactly once.
  */
