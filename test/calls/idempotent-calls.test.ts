@@ -300,7 +300,7 @@ describe('a proxy call retried with its Idempotency-Key', () => {
   });
 });
 
-describe('an Idempotency-Key across a real process restart', () => {
+describe('across a real process restart', () => {
   let first: ServiceProcess | undefined;
   let second: ServiceProcess | undefined;
 
