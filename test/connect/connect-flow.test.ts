@@ -201,7 +201,7 @@ describe('the hosted connect flow', () => {
     expect(page).toContain('https://help.example.com');
   });
 
-  it('points end users to the product and its support, never to Gatehouse (issue 15)', async () => {
+  it('points end users to the product and its support, never to Gatehouse', async () => {
     // The connect settings of the test above: Northwind <Ops>, support at help.example.com.
     const link = await newLink({ user: 'u_product', app: 'acme' });
     expect((await walkConnectLink(link.url)).status).toBe(200);
@@ -274,7 +274,7 @@ describe('the hosted connect flow', () => {
     expect((await walkConnectLink(link.url)).status).toBe(200);
   });
 
-  it('shows the success page again to the browser that connected, and only to it (issue 15)', async () => {
+  it('shows the success page again to the browser that connected, and only to it', async () => {
     const link = await newLink({ user: 'u_reload', app: 'acme' });
     const { callback, jar } = await atCallback(link.url, { username: 'reload' });
     const done = await fetch(callback, { redirect: 'manual', headers: { cookie: jar.header() } });
