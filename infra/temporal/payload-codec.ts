@@ -17,15 +17,15 @@ import { isNexusWorkflowId } from '../../workflows/nexus/run-action-types.js';
 import type { Keyring } from '../encryption.js';
 
 /**
- * Temporal payloads sealed with AES-256-GCM under the tokens' key ring (DESIGN.md §5, issue 12):
- * call inputs, app answers and forwarded headers travel through workflow histories, which anyone
- * with Temporal access can read. The key id sits in the clear metadata, so after a rotation
- * (new `ENCRYPTION_KEY_ID`, the old key in `ENCRYPTION_PREVIOUS_KEYS`) old payloads still open.
+ * Temporal payloads sealed with AES-256-GCM under the tokens' key ring: call inputs, app
+ * answers and forwarded headers travel through workflow histories, which anyone with Temporal
+ * access can read. The key id sits in the clear metadata, so after a rotation (new
+ * `ENCRYPTION_KEY_ID`, the old key in `ENCRYPTION_PREVIOUS_KEYS`) old payloads still open.
  */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
 /**
- * The workflow a payload belongs to (issue 19), in the clear so that the codec endpoint can tell
+ * The workflow a payload belongs to, in the clear so that the codec endpoint can tell
  * whose environment it is before opening anything, and bound to the ciphertext so that it cannot
  * be relabelled. Absent when the payload was sealed outside any workflow (an operator's encode).
  */
@@ -47,9 +47,9 @@ const LENGTH_BYTES = 4;
  * GCM's safe budget (2^32 messages) would be spent in days at a few thousand payloads a second.
  *
  * Format 1 derived a key and IV for every payload: one HKDF per payload, about 6% of a worker's
- * CPU under load (issue 14). Format 2 derives a key per process and salt, uses it for at most
+ * CPU under load. Format 2 derives a key per process and salt, uses it for at most
  * SALT_USES payloads with random 96-bit IVs (far inside the budget), then draws a new salt;
- * openers cache the few keys in use. Format 3 (issue 19) keeps format 2's keys and layout and
+ * openers cache the few keys in use. Format 3 keeps format 2's keys and layout and
  * binds the owning workflow into the associated data. Format 1 and 2 payloads still open.
  */
 const HKDF_INFO = Buffer.from('gatehouse/temporal-payload/v1', 'utf8');
@@ -73,7 +73,7 @@ export function isEncrypted(payload: Payload): boolean {
 /**
  * The static summary the API gives each call workflow (`api/temporal/call-workflows.ts`):
  * `<action> for user <user>, agent <agent>`. The SDK passes it through the codec like any
- * payload, but DESIGN.md §8 wants it readable in the UI without decoding, and it holds nothing
+ * payload, but an operator should read it in the UI without decoding, and it holds nothing
  * the search attributes do not already show. Anything else stays sealed: a summary that changes
  * shape is merely sealed too, never a payload let through.
  */
@@ -81,7 +81,7 @@ const CALL_SUMMARY = /^[a-z0-9_-]+\.[a-z0-9_-]+ for user [^\n]{1,300}, agent [^\
 
 /**
  * The answer to the UI's `__temporal_workflow_metadata` query: the workflow's handler names and
- * its current details ("Waiting for approval … until …", DESIGN.md §8), which the UI shows as is.
+ * its current details ("Waiting for approval … until …"), which the UI shows as is.
  */
 function isWorkflowMetadata(value: unknown): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
@@ -96,7 +96,7 @@ function isWorkflowMetadata(value: unknown): boolean {
   );
 }
 
-/** Payloads left clear on purpose: operator labels that carry no call data (DESIGN.md §8). */
+/** Payloads left clear on purpose: operator labels the UI shows undecoded, with no call data. */
 export function isOperatorLabel(payload: Payload): boolean {
   if (metadataText(payload, 'encoding') !== 'json/plain' || !payload.data) return false;
   const data = Buffer.from(payload.data);
@@ -140,7 +140,7 @@ function isErrorEnvelope(value: Record<string, unknown>): boolean {
 }
 
 /**
- * What a Nexus caller receives (issue 23.3): the result, or the failure's details, of the
+ * What a Nexus caller receives: the result, or the failure's details, of the
  * workflow behind a `gatehouse.runAction` operation. Temporal hands the caller's namespace these
  * payloads as they are stored, and the caller cannot open Gatehouse's seal, so they stay clear:
  * only in that workflow's own payloads (the context says whose), and only in the two shapes a
@@ -361,7 +361,7 @@ export function openPayload(keyring: Keyring, payload: Payload): Payload {
  * The codec of every Temporal client and worker Gatehouse makes. The SDK tells it, at every
  * boundary, which workflow the payloads belong to (SerializationContext: the workflow itself, or
  * the one that scheduled an activity); each payload is sealed naming it, so the codec endpoint
- * can keep environments apart (issue 19). Decoding goes by the payload's own metadata, never the
+ * can keep environments apart. Decoding goes by the payload's own metadata, never the
  * context, and lets anything not sealed through unchanged: histories written before the codec
  * (calls in flight at the upgrade) stay readable, and so do the operator labels it leaves clear.
  */
