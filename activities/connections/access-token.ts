@@ -11,7 +11,7 @@ export type AccessTokenResult =
   | {
       ok: false;
       status: 'expired' | 'revoked' | 'missing' | 'unavailable';
-      /** With `unavailable`: the server refused the operator's MCP OAuth client (issue 21). */
+      /** With `unavailable`: the server refused the operator's MCP OAuth client. */
       refusedClient?: RefreshResult['refusedClient'];
     };
 
