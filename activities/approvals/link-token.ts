@@ -3,12 +3,12 @@ import type { Keyring } from '../../infra/encryption.js';
 import type { LinkChannel, LinkProvenance } from './link-provenance.js';
 
 /**
- * Decision links (DESIGN.md §4). A link's token is an HMAC of what the link is (its approval,
- * its approver) and where it went (its channel, and the agent of the key it went through) under
- * a key derived from the encryption key, so the webhook activity makes the same tokens at every
- * delivery attempt without a token ever being stored or passed through Temporal: the database
- * keeps only `hashLinkToken(token)`. Links of different channels differ, so each stored row's
- * provenance is the one its token was issued with.
+ * Decision links: the signed URLs a person decides an approval through. A link's token is an HMAC
+ * of what the link is (its approval, its approver) and where it went (its channel, and the agent of
+ * the key it went through) under a key derived from the encryption key, so the webhook activity
+ * makes the same tokens at every delivery attempt without a token ever being stored or passed
+ * through Temporal: the database keeps only `hashLinkToken(token)`. Links of different channels
+ * differ, so each stored row's provenance is the one its token was issued with.
  */
 
 /**

@@ -8,7 +8,7 @@ import type { Approval } from '../db/approvals.js';
 import { listPolicies } from '../db/policies.js';
 
 /**
- * What the policy in force now would decide on the held call (issue 19.5). An approval outlives
+ * What the policy in force now would decide on the held call. An approval outlives
  * the policy version that raised it; once approved, the call runs only if the policy in force
  * when it runs does not deny it. Approvers see it before deciding, and so do webhook consumers.
  */
@@ -36,7 +36,7 @@ export async function policiesInForce(
 ): Promise<(approval: Subject) => PolicyInForce> {
   const policies = await listPolicies(sql, environmentId);
   return (approval) => {
-    // Rule conditions (issue 22) are judged on the held call as the approval shows it, now: the
+    // Rule conditions are judged on the held call as the approval shows it, now: the
     // call is judged again when it runs, on itself; shown headers may be masked, so a condition
     // about headers is left unjudged here.
     const held: RecordedCall = {
