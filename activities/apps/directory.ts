@@ -1,5 +1,5 @@
 /**
- * The one place that answers "is this an app (an action) of this environment" (issue 21): the
+ * The one place that answers "is this an app (an action) of this environment": the
  * compiled catalog, then the remote MCP servers the environment registered. Catalog names are
  * answered without a database read; an MCP app's ids can never be a catalog id (registration
  * refuses it), so the order never hides one behind the other.
