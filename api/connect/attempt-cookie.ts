@@ -5,9 +5,9 @@ import { ATTEMPT_TTL_SECONDS } from '../../activities/oauth/authorization-url.js
 import type { Config } from '../../infra/config.js';
 
 /**
- * Each OAuth attempt is bound to the browser that started it (issue 12): `/start` sets a cookie
- * whose value only that browser holds, and the callback refuses the app's answer without it. So
- * an authorize URL sent to someone else cannot attach their account to the sender's user.
+ * Each OAuth attempt is bound to the browser that started it: `/start` sets a cookie whose value
+ * only that browser holds, and the callback refuses the app's answer without it. So an authorize
+ * URL sent to someone else cannot attach their account to the sender's user.
  *
  * One cookie per attempt, named after a random reference stored with the attempt
  * (`gatehouse_connect_<ref>`): two tabs, or two apps, connecting at once in one browser each

@@ -7,7 +7,7 @@ export type FlowProblem =
   | 'access_denied'
   | 'authorization_failed'
   | 'browser_mismatch'
-  // Issue 21: a remote MCP server, or its authorization server, did not answer the start.
+  // A remote MCP server, or its authorization server, did not answer the start.
   | 'app_unavailable'
   // A remote MCP server's metadata names another party than the one it came from.
   | 'app_untrusted'
@@ -15,8 +15,8 @@ export type FlowProblem =
 
 /**
  * Who the page points the user to. End users know the product that sent them the link, never
- * Gatehouse (issue 15): `product` is its display name, or null when the environment has none,
- * and the page then speaks of "the app or website that sent you the link".
+ * Gatehouse: `product` is its display name, or null when the environment has none, and the page
+ * then speaks of "the app or website that sent you the link".
  */
 export interface ProblemNames {
   product: string | null;

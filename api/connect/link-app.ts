@@ -5,7 +5,7 @@ import type { AppInfo } from './pages/index.js';
 
 /**
  * The app a connect link names: a catalog app, or a remote MCP server registered as an app of
- * the link's environment (issue 21), whose authorization is discovered at the start of a connect.
+ * the link's environment, whose authorization is discovered at the start of a connect.
  */
 export type LinkApp =
   (AppInfo & { kind: 'catalog'; definition: AppDefinition }) | (AppInfo & { kind: 'mcp' });

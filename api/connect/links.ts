@@ -8,7 +8,7 @@ import type { Config } from '../../infra/config.js';
 import type { Db, Sql } from '../../infra/database/client.js';
 import { ApiError } from '../errors.js';
 
-/** DESIGN.md §5: a connect link lives one hour; a reconnect link seven days. Both are single use. */
+/** A connect link lives one hour; a reconnect link seven days. Both are single use. */
 export const CONNECT_LINK_TTL_SECONDS = 60 * 60;
 export const RECONNECT_LINK_TTL_SECONDS = 7 * 24 * 60 * 60;
 
@@ -40,11 +40,10 @@ export async function newConnectLink(
 }
 
 /**
- * The connection's one active reconnect link: the same URL until it is used or expires, then a
- * new one. Completing it re-authorises this connection in place, with the account it was made
- * with (another account is refused, issue 12). Concurrent askers (several calls meeting an
- * expired connection at once) are serialised per connection, so they all get the same link
- * rather than one each.
+ * The connection's one active reconnect link: the same URL until it is used or expires, then a new
+ * one. Completing it re-authorises this connection in place, with the account it was made with
+ * (another account is refused). Concurrent askers (several calls meeting an expired connection at
+ * once) are serialised per connection, so they all get the same link rather than one each.
  */
 export async function reconnectLinkFor(
   sql: Sql,
@@ -68,8 +67,8 @@ export async function reconnectLinkFor(
 }
 
 /**
- * `connection_expired` (SPEC.md §7) with the connection's reconnect link, for every route that
- * meets an expired connection: its own endpoints and the calls that need it.
+ * `connection_expired` with the connection's reconnect link, for every route that meets an expired
+ * connection: its own endpoints and the calls that need it.
  */
 export async function connectionExpiredError(
   sql: Sql,

@@ -3,9 +3,9 @@ import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
 import { mcpNotReadyError } from './mcp-not-ready.js';
 
 /**
- * Checked when a connect link to a remote MCP app is created (issue 21), as an auth config is
- * for a catalog app: the caller learns at once, not the end user on a broken page. Discovery
- * reaches the app's servers, so it runs in a workflow.
+ * Checked when a connect link to a remote MCP app is created, as an auth config is for a catalog
+ * app: the caller learns at once, not the end user on a broken page. Discovery reaches the app's
+ * servers, so it runs in a workflow.
  */
 export async function assertMcpAppConnectable(
   deps: ApiDeps,

@@ -2,10 +2,10 @@ import type { McpNotReady } from '../../workflows/mcp-connect-types.js';
 import { ApiError, ConflictError } from '../errors.js';
 
 /**
- * Why a connect link to a remote MCP app would not work, said to its creator with what to do
- * (issue 21): what to set so Gatehouse can identify itself at the authorization server, in the
- * order it tries them (a selected MCP OAuth client, its client ID metadata document, dynamic
- * registration), or that the server itself is refused or out of reach.
+ * Why a connect link to a remote MCP app would not work, said to its creator with what to do: what
+ * to set so Gatehouse can identify itself at the authorization server, in the order it tries them
+ * (a selected MCP OAuth client, its client ID metadata document, dynamic registration), or that the
+ * server itself is refused or out of reach.
  */
 export function mcpNotReadyError(app: string, notReady: McpNotReady): ApiError {
   switch (notReady.reason) {

@@ -6,8 +6,8 @@ import { CONNECT_LINK_TTL_SECONDS } from './links.js';
 import { attemptCookieOptions } from './attempt-cookie.js';
 
 /**
- * Reloading the success page must show it again to the browser that connected (issue 15), yet
- * the callback's state is spent, and anyone else holding that URL still gets "already used".
+ * Reloading the success page must show it again to the browser that connected, yet the callback's
+ * state is spent, and anyone else holding that URL still gets "already used".
  * So a connected browser keeps a proof of it: the connection's id, sealed to the attempt (AES-GCM
  * with the attempt id as associated data), in `gatehouse_connected_<ref>` beside the attempt's
  * own cookie. It cannot be forged or moved to another attempt, and it names nothing secret.

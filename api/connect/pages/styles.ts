@@ -3,8 +3,8 @@
  * sources and must render offline, so everything is inline and the fonts are system fonts.
  * Branding enters only through the custom properties set in theme.ts. Dates, ids and names
  * (`time`, `.keep`) are kept whole on one line where they fit: a hyphen is a line-break
- * opportunity, and "2026-/11-25" or "demo-/agent" reads as two words (issue 20). Longer than
- * a line, they still wrap inside themselves rather than overflow.
+ * opportunity, and "2026-/11-25" or "demo-/agent" reads as two words. Longer than a line, they
+ * still wrap inside themselves rather than overflow.
  */
 export const BASE_CSS = `
 *,*::before,*::after{box-sizing:border-box}
