@@ -73,9 +73,9 @@ const schema = z.object({
    * codec endpoint answers cross-origin requests from, with credentials. Unset: none. */
   TEMPORAL_UI_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Set by `gatehouse dev`, whose banner prints a one-step sign-in link for the Temporal UI:
-   * the codec endpoint's refusals and sign-in page then point to it (issue 20). */
+   * the codec endpoint's refusals and sign-in page then point to it. */
   CODEC_DEV_SIGN_IN_LINK: z.stringbool().default(false),
-  /** Workflows each worker task queue keeps in memory between their tasks (issue 24). A held call
+  /** Workflows each worker task queue keeps in memory between their tasks. A held call
    * waits for days; evicted, it replays its short history (~20 events) when decided or expired,
    * so memory stays bounded however many calls are held. 0 keeps none (every task replays);
    * otherwise at least the 200 workflow tasks a worker runs at once. */
@@ -87,9 +87,9 @@ const schema = z.object({
     })
     .default(500),
   /** How long a request waits for Temporal to take its call or decision; one not taken by then
-   * is refused by the workflow, never applied later (issue 11). */
+   * is refused by the workflow, never applied later. */
   REQUEST_DEADLINE_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
-  /** The longest `Prefer: wait` honoured on a held call or an approval (issue 23.1); 0: none. */
+  /** The longest `Prefer: wait` honoured on a held call or an approval; 0: none. */
   PREFER_WAIT_MAX_SECONDS: z.coerce.number().int().min(0).max(600).default(60),
 
   API_HOST: z.string().min(1).default('127.0.0.1'),
@@ -105,7 +105,7 @@ const schema = z.object({
 
   /** How long a call waits for the app's answer before `upstream_timeout`. */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
-  /** How long the caller of an approved call has to retry it (DESIGN.md §4: one hour). */
+  /** How long the caller of an approved call has to retry it (default one hour). */
   APPROVED_RETRY_WINDOW_SECONDS: z.coerce
     .number()
     .int()
@@ -115,10 +115,10 @@ const schema = z.object({
   /** Where `approval.decided` webhooks may not go: loopback and private addresses are refused
    * unless this is true (local development and tests). */
   WEBHOOK_ALLOW_PRIVATE: z.stringbool().default(false),
-  /** Remote MCP servers registered as apps (issue 21) may be on loopback or private addresses
+  /** Remote MCP servers registered as apps may be on loopback or private addresses
    * (and plain http on loopback) only when this is true (local development and tests). */
   MCP_APPS_ALLOW_PRIVATE: z.stringbool().default(false),
-  /** The longest lifetime a backend may give an MCP session it mints (issue 13); default 30 days. */
+  /** The longest lifetime a backend may give an MCP session it mints; default 30 days. */
   MCP_SESSION_MAX_TTL_SECONDS: z.coerce
     .number()
     .int()
@@ -149,7 +149,7 @@ const schema = z.object({
   /** The operator's own OAuth clients, used under funded access: `{"acme":{"clientId":…,"clientSecret":…}}`. */
   PLATFORM_OAUTH_CLIENTS: json(platformClients).default({}),
 
-  /** Rate limits (issue 12), counted in Postgres so that they hold across API processes. */
+  /** Rate limits, counted in Postgres so that they hold across API processes. */
   RATE_LIMIT_ENABLED: z.stringbool().default(true),
   /** Requests one API key may make per minute; generous, so `npm run bench` never meets it. */
   RATE_LIMIT_PER_KEY_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(6000),
@@ -160,7 +160,7 @@ const schema = z.object({
   /** How long a request waits for the shared count before it is counted in the process alone. */
   RATE_LIMIT_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(500),
 
-  /** Signs audit checkpoints (issue 25.1): an Ed25519 PKCS#8 PEM or a 32-byte base64 seed.
+  /** Signs audit checkpoints: an Ed25519 PKCS#8 PEM or a 32-byte base64 seed.
    * Unset: the worker seals nothing (README "Audit integrity"). */
   AUDIT_SIGNING_KEY: z.string().min(1).optional(),
   /** The id checkpoints record for the key; a rotation is a new key under a new id. */
@@ -253,7 +253,7 @@ export interface Config {
     apiKey: string | undefined;
     /** The Temporal UI's origin (TEMPORAL_UI_URL), or null when none is configured. */
     uiOrigin: string | null;
-    /** Whether a `gatehouse dev` banner offers a one-step codec sign-in link (issue 20). */
+    /** Whether a `gatehouse dev` banner offers a one-step codec sign-in link. */
     devSignInLink: boolean;
   };
   /** WORKER_MAX_CACHED_WORKFLOWS: the bound on each worker task queue's workflow cache. */

@@ -131,7 +131,7 @@ export async function listAppsCommand(
   environment?: AppsEnvironment,
 ): Promise<string> {
   const views = await viewsOf(listApps(), settings, environment);
-  // With --env, the environment's remote MCP apps too (issue 21), as GET /v1/apps lists them.
+  // With --env, the environment's remote MCP apps too, as GET /v1/apps lists them.
   const remote = environment
     ? (await listMcpAppStandingsIn(environment.sql, environment.name)).map(presentRemoteApp)
     : [];

@@ -49,7 +49,7 @@ export function replacedPortLines(replaced: readonly ReplacedPort[]): string[] {
 /**
  * `gatehouse dev`: starts everything, prints where it is, and stops it all on Ctrl-C. A start
  * that fails says which component failed, why and what to do, in the terminal and in the log
- * file (issue 20.1), and exits 1.
+ * file, and exits 1.
  */
 export async function runDev(options: DevStackOptions = {}): Promise<void> {
   const logFile = path.join(dataDir, 'logs', 'gatehouse.log');
@@ -123,7 +123,7 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
       `  API           ${stack.apiUrl}`,
       `  API docs      ${stack.docsUrl}`,
       `  Temporal UI   ${stack.temporalUiUrl ?? '(external cluster: see its own UI)'}`,
-      // Payloads are sealed: this opens the UI able to read them, in one step (issue 20.4).
+      // Payloads are sealed: this opens the UI able to read them, in one step.
       ...(stack.temporalUiSignInUrl
         ? [
             `  UI sign-in    ${stack.temporalUiSignInUrl}   (opens the Temporal UI with call inputs and answers decoded: signs this browser in with the admin key, 8 h)`,

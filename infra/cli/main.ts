@@ -289,7 +289,7 @@ apps
   .action(
     action(async (app: string, options: AppsOptions) => {
       const { env } = options;
-      // Not a catalog app: a remote MCP app of the environment (issue 21).
+      // Not a catalog app: a remote MCP app of the environment.
       if (env && !findApp(app)) {
         return withCliDatabase((sql) => showMcpAppCommand(sql, app, { ...options, env }));
       }
@@ -300,7 +300,7 @@ apps
     }),
   );
 
-// Remote MCP servers registered as apps (issue 21), as the management API's /v1/mcp-apps does.
+// Remote MCP servers registered as apps, as the management API's /v1/mcp-apps does.
 const mcpAppCommand = <A extends unknown[]>(
   run: (
     sql: Parameters<typeof removeMcpAppCommand>[0],

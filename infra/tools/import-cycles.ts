@@ -1,5 +1,5 @@
 // Finds import cycles among the project's own TypeScript files, so the layers keep pointing down
-// (workflows ← activities ← api, worker; issue 24.5). Every static `import` and `export … from`
+// (workflows ← activities ← api, worker). Every static `import` and `export … from`
 // counts, `import type` included: a type-only cycle loads fine but still ties two layers together.
 // Dynamic `import()` does not count: it is how a module loads another lazily, at run time.
 import ts from 'typescript';
