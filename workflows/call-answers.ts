@@ -1,6 +1,6 @@
 /**
- * What the call workflow answers when the service itself stops or holds a call (SPEC.md §7),
- * with what audit keeps of it. The app's own answers are mapped in upstream-answer.ts.
+ * What the call workflow answers, in the error envelope, when the service itself stops or holds
+ * a call, with what audit keeps of it. The app's own answers are mapped in upstream-answer.ts.
  */
 import type { ApprovalView, KeptAnswer, Preparation } from './call-types.js';
 import type { CallScope } from './catalog/index.js';
@@ -44,7 +44,7 @@ export function answerDenied(policyId: string | null, reason: string): Settled {
 }
 
 /**
- * An approved call that the policy in force when it runs denies (issue 19.5): the approval was
+ * An approved call that the policy in force when it runs denies: the approval was
  * given under an earlier version, and a newer one that denies the call wins.
  */
 export function answerDeniedSinceApproval(
@@ -66,7 +66,7 @@ export function answerDeniedSinceApproval(
   };
 }
 
-/** `approval_required` with the approval of SPEC.md §7; the same for every caller while held. */
+/** `approval_required`, naming the approval to wait for; the same for every caller while held. */
 export function answerHeld(approval: ApprovalView, reason: string): Settled {
   return {
     answer: {
@@ -180,7 +180,7 @@ export const ANSWER_NOT_RUN: Settled = {
 };
 
 /**
- * Whether an answer is the call's final one for its Idempotency-Key (issue 19.1), kept and given
+ * Whether an answer is the call's final one for its Idempotency-Key, kept and given
  * again to every retry with the key: the app's answer, a denial (by a rule or by a person), and a
  * write that may have happened. Not a held call, nor one the service stopped before the app (no
  * connection, not started, its own failure), nor an app failure that left nothing behind (rate
@@ -213,7 +213,7 @@ export function answerKept(kept: KeptAnswer): Settled {
 }
 
 /**
- * A remote MCP server answered 403 `insufficient_scope` (issue 21): the user must re-authorize
+ * A remote MCP server answered 403 `insufficient_scope`: the user must re-authorize
  * with the wider scope, which the connection's reconnect link now asks for (the API adds it).
  * The server did nothing; the connection stays active for what its grant allows.
  */
@@ -233,7 +233,7 @@ export function answerScopeRequired(connectionId: string | null, scope: string):
 
 /**
  * The authorization server refused the operator's MCP OAuth client as `invalid_client` at a
- * refresh (issue 21): the operator fixes the client; the connection is unchanged.
+ * refresh: the operator fixes the client; the connection is unchanged.
  */
 export function answerClientRefused(
   app: string,

@@ -17,7 +17,7 @@ export const callUpdate = defineUpdate<CallAnswer, [CallTicket]>('call');
 /** Approve or reject the held call; answers once the decision is recorded. */
 export const decideUpdate = defineUpdate<ApprovalView, [DecisionInput]>('decide');
 /**
- * Issue 23.1 (`Prefer: wait`): waits, for at most `waitMs` of the workflow's clock, until the
+ * For `Prefer: wait`: waits, for at most `waitMs` of the workflow's clock, until the
  * held approval is decided or ends; answers its status then (`pending` when the wait ran out,
  * `ended` when this workflow no longer holds it). The API sends one per held call and process,
  * whatever the number of callers waiting, so waits never crowd the workflow's Update slots.
@@ -26,15 +26,15 @@ export const awaitDecisionUpdate = defineUpdate<
   ApprovalStatus | 'ended',
   [{ approvalId: string; waitMs: number; deadline?: number }]
 >('awaitDecision');
-/** The user was deleted: their pending approvals end (DESIGN.md §5). */
+/** The user was deleted: their pending approvals end. */
 export const cancelSignal = defineSignal<[string]>('cancel');
 
 /** Update failure types the API turns into answers. */
 export const CALL_ENDED = 'CallEnded';
 export const APPROVAL_NOT_PENDING = 'ApprovalNotPending';
-/** The decider may not decide this approval (four eyes, DESIGN.md §3). */
+/** The decider may not decide this approval (four eyes: see decider-rules.ts). */
 export const DECIDER_REFUSED = 'DeciderRefused';
-/** Issue 22.2: a grant the decision cannot carry (with a rejection, or malformed). */
+/** A grant the decision cannot carry (with a rejection, or malformed). */
 export const GRANT_REFUSED = 'GrantRefused';
 /** The Update reached the workflow after its deadline: its caller has been told it failed. */
 export const PAST_DEADLINE = 'PastDeadline';
@@ -45,7 +45,7 @@ export const CALL_WORKFLOW = 'governedCall';
 const ID_FINGERPRINT_HEX = 32;
 
 /**
- * `call/<environment>/<action>/<fingerprint, first 128 bits>` (issues 15 and 20): the action
+ * `call/<environment>/<action>/<fingerprint, first 128 bits>`: the action
  * (`<app>.proxy` for the proxy) makes the id read well in the Temporal UI's list, and the
  * fingerprint still decides which calls meet, since the action is part of what it hashes; half of
  * it keeps the id short enough to read in the list and is still unique. Calls held under older

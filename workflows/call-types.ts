@@ -8,7 +8,7 @@ import type { ErrorCode } from './error-codes.js';
 import type { GrantRequest, GrantView } from './grant-types.js';
 import type { Decision } from './policy.js';
 
-/** How the caller reached us; recorded in audit (SPEC.md §2.5 `via`). */
+/** How the caller reached us; recorded in audit as `via`. */
 export type Via = 'api' | 'mcp';
 
 export interface ActionCall {
@@ -44,14 +44,14 @@ export interface CallRequest {
   agentId: string;
   userExternalId: string;
   via: Via;
-  /** sha256 over the call's identity (DESIGN.md §4); the workflow id is `call/<env>/<action>/<fingerprint>`. */
+  /** sha256 over the call's identity; the workflow id is `call/<env>/<action>/<fingerprint>`. */
   fingerprint: string;
   target: CallTargetInput;
   /** How long an approved call waits for its caller's retry. */
   retryWindowSeconds: number;
   /**
    * The caller's `Idempotency-Key` (also part of the fingerprint): the call's final answer is
-   * kept under it for a retry (issue 19.1). Absent from calls started before issue 19.
+   * kept under it for a retry. Absent from calls started before this field existed.
    */
   idempotencyKey?: string;
 }
@@ -78,7 +78,7 @@ export type CallAnswer =
   | { kind: 'error'; code: ErrorCode; message: string; extra: Record<string, unknown> };
 
 /**
- * Requests an earlier run of the same call answered (issue 19.4), by request id, with the answer
+ * Requests an earlier run of the same call answered, by request id, with the answer
  * that run gave. A request whose answer was lost on its way back reaches Temporal again with the
  * same Update id; once the run that answered it has closed, update-with-start may hand it to a
  * newer run, which must neither act on it nor answer it anew: it gives the same answer.
@@ -87,7 +87,7 @@ export type AnsweredElsewhere = Record<string, CallAnswer>;
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled';
 
-/** SPEC.md §2.6, plus what an approver needs to see what is being asked. */
+/** An approval as the API shows it, with what an approver needs to see what is being asked. */
 export interface ApprovalView {
   id: string;
   status: ApprovalStatus;
@@ -104,7 +104,7 @@ export interface ApprovalView {
   expires_at: string;
   decided_by: string | null;
   decided_at: string | null;
-  /** The grant this approval made (issue 22.2): only on the answer to the decision that made it. */
+  /** The grant this approval made: only on the answer to the decision that made it. */
   grant?: GrantView;
 }
 
@@ -116,14 +116,17 @@ export interface DecisionInput {
   /** Epoch ms: the workflow refuses the decision once its clock is past it (see CallTicket). */
   deadline?: number;
   /**
-   * Issue 22.2: an approval may also grant the same action for a while. Checked by the API
+   * An approval may also grant the same action for a while. Checked by the API
    * against the policy's `approval.max_grant_seconds`; made only with an `approve` the workflow
    * accepted, in the same transaction as the approval's settling.
    */
   grant?: GrantRequest;
 }
 
-/** Audit decision values (DESIGN.md §4). */
+/**
+ * Audit decision values: `allowed` (ran), `blocked` (held for approval), `denied` (by a rule or
+ * a rejection), `failed` (allowed, but the service or the app stopped it).
+ */
 export type AuditDecision = 'allowed' | 'blocked' | 'denied' | 'failed';
 
 /** What the workflow asks an audit write to record for one caller. */
@@ -134,12 +137,12 @@ export interface AuditEntry {
   decision: AuditDecision;
   reason: string;
   approvalId: string | null;
-  /** null when the call did not run (SPEC.md §2.5). */
+  /** null when the call did not run. */
   response: Record<string, unknown> | null;
 }
 
 /**
- * A call's final answer kept under its Idempotency-Key (issue 19.1), with what the audit event of
+ * A call's final answer kept under its Idempotency-Key, with what the audit event of
  * the request that got it recorded, for the rows of the retries it answers.
  */
 export interface KeptAnswer {
@@ -154,7 +157,7 @@ export interface KeptAnswer {
  * What the workflow learns before deciding: the user's connection and the policy's verdict;
  * which of the requests it was handed were answered by an earlier run, and the answer kept under
  * the call's Idempotency-Key, if it has one already (both absent in histories recorded before
- * issue 19).
+ * they existed).
  */
 export type Preparation = PreparedCall & {
   answeredElsewhere?: AnsweredElsewhere;
@@ -166,7 +169,7 @@ type PreparedCall =
       ok: true;
       /**
        * Null only for a call that needs no connection: a tool of a remote MCP server that asks
-       * for no authorization (issue 21), or a call the tool pinning denies before any is read.
+       * for no authorization, or a call the tool pinning denies before any is read.
        */
       connectedUserId: string | null;
       connectionId: string | null;
@@ -178,7 +181,7 @@ type PreparedCall =
       rule: string;
       approval: { requested_from: string[]; ttl_seconds: number };
       /**
-       * Issue 22.2: the live grant that turned the policy's `ask` into this `allow`, for audit.
+       * The live grant that turned the policy's `ask` into this `allow`, for audit.
        * Absent when no grant decided (and in histories recorded before grants).
        */
       grantId?: string;
@@ -216,9 +219,9 @@ export type UpstreamOutcome =
     }
   | { kind: 'too_large'; status: number; limitBytes: number }
   | { kind: 'connection'; status: 'expired' | 'revoked' | 'missing' | 'unavailable' }
-  /** A remote MCP server needs a wider scope than the user granted (issue 21, step-up). */
+  /** A remote MCP server needs a wider scope than the user granted (a step-up). */
   | { kind: 'reauthorize'; scope: string }
-  /** The authorization server refused the operator's MCP OAuth client at a refresh (issue 21). */
+  /** The authorization server refused the operator's MCP OAuth client at a refresh. */
   | { kind: 'client_refused'; mcpOAuthClientId: string; clientId: string }
   /**
    * The app answered something no call can carry (a remote MCP result nested deeper than any
@@ -232,7 +235,7 @@ export interface UpstreamFailureDetails {
   sent: boolean;
 }
 
-/** Failure types the upstream activity throws, for the workflow to map (DESIGN.md §6). */
+/** Failure types the upstream activity throws, for the workflow to map. */
 export const UPSTREAM_TIMEOUT = 'UpstreamTimeout';
 export const UPSTREAM_UNREACHABLE = 'UpstreamUnreachable';
 

@@ -1,5 +1,5 @@
 /**
- * One governed call: an action run or a proxy request (DESIGN.md §4). Its life story:
+ * One governed call: an action run or a proxy request. Its life story:
  *
  *   prepare (connection + policy) → deny        → answer denied_by_policy
  *                                 → allow       → call the app → answer its result
@@ -9,7 +9,8 @@
  *                                   rejected    → identical calls are denied until the expiry
  *                                   expired     → the workflow ends; the next call asks anew
  *
- * An allowed read is prepared, served and audited in one local activity (issue 14).
+ * An allowed read is prepared, served and audited in one local activity, which spares it the
+ * round trips of separate steps.
  *
  * The workflow id is `call/<environment>/<action>/<fingerprint>`, so identical calls meet here: each HTTP
  * request is an Update (`call`) whose result is its answer, and every one is audited.
@@ -100,7 +101,7 @@ const startToCloseTimeout = '5 minutes';
  * activity's and a workflow task's round trips), retried by Temporal. Writes go through the
  * server as a regular activity with a single attempt: a worker that dies mid-request, or a
  * timeout, never sends the write again behind the caller's back. The activity itself tries a
- * write again only while its request provably never left (DESIGN.md §6).
+ * write again only while its request provably never left: one that timed out may have happened.
  */
 const writeOptions: ActivityOptions = {
   startToCloseTimeout,
@@ -117,7 +118,7 @@ const upstreamFor = {
 };
 
 /**
- * An allowed read in one local activity: prepare, call the app, audit (issue 14). Tried whole
+ * An allowed read in one local activity: prepare, call the app, audit. Tried whole
  * up to READ_ATTEMPTS times (activities/calls/serve-read.ts), as the read activity was.
  */
 const oneStep = proxyLocalActivities<Activities>({
@@ -131,7 +132,7 @@ const oneStep = proxyLocalActivities<Activities>({
 
 /**
  * A write that must start by `startBy` (epoch ms) or not at all: queued while no worker polls, it
- * would otherwise reach the app long after its callers were told it failed (issue 11).
+ * would otherwise reach the app long after its callers were told it failed.
  */
 function writeStartingBy(startBy: number | null) {
   if (startBy === null) return upstreamFor.write;
@@ -140,7 +141,7 @@ function writeStartingBy(startBy: number | null) {
 }
 
 /**
- * Issue 11: the API tells a caller 503 once its deadline has passed, so an Update that reaches
+ * The API tells a caller 503 once its deadline has passed, so an Update that reaches
  * the workflow after it is refused unapplied, however long it waited in Temporal for a worker.
  * The workflow's clock is the workflow task's start, so the check replays the same way.
  */
@@ -215,7 +216,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   };
   let outcome: AuditDecision = 'failed';
   /**
-   * Requests an earlier run of this call answered (issue 19.4): a request whose answer was lost
+   * Requests an earlier run of this call answered: a request whose answer was lost
    * on its way back may be handed to this run with the same id. It gets that run's answer again,
    * never one of this run, and never makes this run act.
    */
@@ -234,7 +235,8 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   }
 
   // A response means the call reached (or tried to reach) the app: its row must be written.
-  // Histories recorded before issue 19 return nothing from the write: hence `| undefined`.
+  // Histories recorded before the write reported earlier runs' answers return nothing from it:
+  // hence `| undefined`.
   const audit = (tickets: CallTicket[], settled: Settled): Promise<AnsweredElsewhere | undefined> =>
     (settled.response === null ? records : servedRecords).recordAudit(
       call,
@@ -247,7 +249,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
         approvalId: held.approval?.id ?? null,
         response: settled.response,
       })),
-      // Issue 19.1: a final answer is kept under the call's Idempotency-Key for its retries.
+      // A final answer is kept under the call's Idempotency-Key for its retries.
       call.idempotencyKey !== undefined && finalForKey(settled)
         ? { answer: settled.answer, decision: settled.decision }
         : undefined,
@@ -303,8 +305,8 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
       held.deciding = true;
       const pending = held.approval as ApprovalView;
       const status = input.decision === 'approve' ? 'approved' : 'rejected';
-      // Issue 22.2: an approval may carry a grant, made with it from the workflow's clock. Decisions
-      // recorded before grants replay without one.
+      // An approval may carry a grant, made with it from the workflow's clock. Decisions recorded
+      // before grants replay without one.
       const grant =
         input.decision === 'approve' && input.grant && patched('approval-grants')
           ? { ...input.grant, at: Date.now() }
@@ -332,9 +334,9 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
         eventId: `evt_${decided.id}`,
       };
       // Not awaited here: the decider's answer does not wait for the delivery's start (end()
-      // does). Started from a local activity rather than as a child since issue 14, which spares
-      // the approved retry a failed workflow task and a replay; decisions taken before replay
-      // as they ran.
+      // does). Started from a local activity rather than as a child, which spares the approved
+      // retry a failed workflow task and a replay; decisions taken before that change replay as
+      // they ran.
       webhook = patched('decided-webhook-from-activity')
         ? servedRecords.startApprovalDelivery('approval.decided', event)
         : startChild(approvalDecidedWebhook, {
@@ -377,8 +379,8 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     },
   );
 
-  // Issue 23.1: callers who prefer to wait for the decision wait here, on the workflow's clock,
-  // so an API process that restarts loses nothing: its callers send again and wait again.
+  // Callers who prefer to wait for the decision (`Prefer: wait`) wait here, on the workflow's
+  // clock, so an API process that restarts loses nothing: its callers send again and wait again.
   setHandler(
     awaitDecisionUpdate,
     async ({ approvalId, waitMs }) => {
@@ -444,7 +446,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
 
   /**
    * The call's connection and policy verdict. An allowed read started with its first ticket is
-   * also served and audited in the same local activity (issue 14); calls started before that
+   * also served and audited in the same local activity; calls started before that
    * replay as they ran (`patched`).
    */
   async function prepare(): Promise<
@@ -485,7 +487,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
       connectionId: known.connectionId,
       policyId: known.ok ? known.policyId : null,
       policyVersion: known.ok ? known.policyVersion : null,
-      // Issue 22.2: the grant that let the call run without asking is named by its audit rows.
+      // The grant that let the call run without asking is named by its audit rows.
       grantId: known.ok ? (known.grantId ?? null) : null,
     };
   }
@@ -500,7 +502,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   }
   if (prepared.kind === 'failed') return end(prepared.settled);
   const preparation = prepared.preparation;
-  // Issue 19.1: the call was answered under its Idempotency-Key already (by a run that closed
+  // The call was answered under its Idempotency-Key already (by a run that closed
   // after this run's callers were let through): they get that answer, and nothing runs.
   if (preparation.kept) return end(answerKept(preparation.kept));
   // Labelled `failed` by end(), as every call the service stopped.
@@ -511,7 +513,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     return end(answerDenied(preparation.policyId, preparation.reason));
   }
 
-  // Issue 11: only a caller still waiting makes the call act. The Update that started this
+  // Only a caller still waiting makes the call act. The Update that started this
   // workflow may have been refused as late (no worker took it in time), or its caller's wait may
   // have run out while the call was prepared; then neither the app nor the approvers hear of it.
   // Calls started by an older worker replay without this check.
@@ -553,8 +555,8 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     approvalId: opened.id,
     eventId: `evt_${opened.id}_requested`,
   };
-  // Since issue 20 started, as approval.decided is, from a local activity that starts a delivery
-  // only when the environment has a webhook endpoint; held calls before replay as they ran.
+  // Started, as approval.decided is, from a local activity that starts a delivery only when the
+  // environment has a webhook endpoint; calls held before that change replay as they ran.
   const requested = !patched('approval-requested-webhook')
     ? null
     : patched('approval-requested-from-activity')
@@ -611,7 +613,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   upsertSearchAttributes([{ key: searchAttributes.decision, value: 'approved' }]);
   setCurrentDetails(`Approval ${opened.id} approved; waiting for the caller to retry.`);
   const retryEndsAt = Date.now() + call.retryWindowSeconds * 1000;
-  // Issue 19: the policy in force when the call runs has the last word, and a request an earlier
+  // The policy in force when the call runs has the last word, and a request an earlier
   // run answered is no retry. Approvals decided before this check replay without it.
   const recheck = patched('approved-call-rechecked-at-run');
   let current: Preparation & { ok: true } = preparation;

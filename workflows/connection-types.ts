@@ -19,13 +19,16 @@ export interface RefreshResult {
   accessTokenExpiresAt: string | null;
   /**
    * With `unavailable`: the authorization server refused the operator's own MCP OAuth client
-   * (`invalid_client`, issue 21). The connection stays active: its grant is fine, the client's
+   * (`invalid_client`). The connection stays active: its grant is fine, the client's
    * secret or registration is not, and fixing it (rotate) makes the next refresh work.
    */
   refusedClient?: { mcpOAuthClientId: string; clientId: string };
 }
 
-/** Seconds before expiry at which a token counts as stale (DESIGN.md §5). */
+/**
+ * Seconds before expiry at which a token counts as stale and is refreshed before use, so a call
+ * never sets out with a token that expires on its way.
+ */
 export const REFRESH_MARGIN_SECONDS = 60;
 
 /** Whether an access token expiring at `expiresAt` should be refreshed before use at `now`. */
@@ -41,7 +44,7 @@ export type ConnectFailure =
   | 'link_expired'
   | 'app_not_configured'
   | 'exchange_failed'
-  // Issue 12: a reconnect must bring the account it renews, and the app must say which it is.
+  // A reconnect must bring the account it renews, and the app must say which it is.
   | 'account_mismatch'
   | 'account_unverified'
   | 'connection_revoked';

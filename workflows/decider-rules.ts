@@ -1,6 +1,7 @@
 /**
- * Four eyes (DESIGN.md §3): who may decide a held call. Pure, so the API (which answers with the
- * reason) and the call workflow (which refuses the Update whatever path it came by) judge alike.
+ * Four eyes: who may decide a held call, so that a governed agent can never approve its own
+ * calls. Pure, so the API (which answers with the reason) and the call workflow (which refuses
+ * the Update whatever path it came by) judge alike.
  */
 export interface HeldCallParties {
   /** The agent whose call is held. */

@@ -1,5 +1,5 @@
 /**
- * The benchmark's yardstick (issue 14): the least a call through Temporal can cost. The caller
+ * The benchmark's yardstick: the least a call through Temporal can cost. The caller
  * reaches it exactly as the API reaches a call, by update-with-start, and the Update is answered
  * at once, so what `npm run bench` measures here is the engine's own round trip on this machine
  * with the project's server flags, worker options and client. Nothing in the service starts it.

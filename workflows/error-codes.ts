@@ -1,7 +1,8 @@
 /**
  * Every error code Gatehouse answers with, its HTTP status and whether retrying can help.
- * SPEC.md §7 codes first, then the general ones of DESIGN.md §7. Workflows and the API share this
- * table: a code added here without a status does not compile.
+ * The public contract's codes first (a call's outcome, the key), then the general ones any
+ * endpoint may answer. Workflows and the API share this table: a code added here without a
+ * status does not compile.
  */
 export const ERROR_CODES = {
   denied_by_policy: { status: 403, retryable: false },

@@ -1,5 +1,5 @@
 /**
- * Grants with an end (issue 22.2): what a person approving a held call may add, and what a grant
+ * Grants with an end: what a person approving a held call may add, and what a grant
  * is once made. Shared by the API, the call workflow and its activities.
  */
 import type { CallScope } from './catalog/index.js';

@@ -1,5 +1,5 @@
 /**
- * What the workflows of an MCP app's connect flow are asked and answer (issue 21). No secret
+ * What the workflows of an MCP app's connect flow are asked and answer. No secret
  * travels in either: the browser's cookie is named by its hash, the PKCE verifier and any client
  * secret stay in Postgres, and the authorize URL carries only what the browser is shown anyway.
  */
@@ -46,8 +46,8 @@ export type McpNotReady =
   /** The authorization server does not advertise PKCE S256: Gatehouse refuses it. */
   | { reason: 'no_s256'; issuer: string }
   /**
-   * The metadata fetched for the authorization server `issuer` states another issuer (RFC 8414
-   * §3.3): it is not used, and no client is presented at the endpoints it names.
+   * The metadata fetched for the authorization server `issuer` states another issuer
+   * (RFC 8414 §3.3): it is not used, and no client is presented at the endpoints it names.
    */
   | { reason: 'issuer_mismatch'; issuer: string; claimedIssuer: string }
   /** The resource metadata of the server at `resource` describes another resource (RFC 9728 §3.3). */

@@ -15,7 +15,7 @@ const { beginMcpAuthorization, checkMcpAuthorization } = proxyActivities<Activit
 });
 
 /**
- * The start of a hosted connect flow for a remote MCP app (issue 21): discovery, the choice of
+ * The start of a hosted connect flow for a remote MCP app: discovery, the choice of
  * client, a registration if one is needed, and the authorize URL, as `connect-start/<attempt id>`.
  * Every request to the app's servers runs in the activity; the input names the browser's cookie
  * by its hash only.

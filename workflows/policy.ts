@@ -1,7 +1,7 @@
 import type { CallScope } from './catalog/index.js';
 
 /**
- * Policy evaluation (DESIGN.md §4): pure, so the API and the call workflow decide alike.
+ * Policy evaluation: pure, so the API and the call workflow decide alike.
  */
 export type Decision = 'allow' | 'ask' | 'deny';
 
@@ -11,7 +11,7 @@ export interface PolicyRule {
   app?: string;
   scope?: CallScope;
   /**
-   * A CEL condition over the call (issue 22): the rule applies only where it holds. Checked when
+   * A CEL condition over the call: the rule applies only where it holds. Checked when
    * the policy is written; judged by the caller of evaluatePolicy, which this module leaves pure.
    */
   when?: string;
@@ -25,7 +25,7 @@ export interface PolicyDocument {
   defaults: Record<CallScope, Decision>;
   rules: PolicyRule[];
   /**
-   * `max_grant_seconds` (issue 22.2): how long a grant made with an approval may last; 0 or
+   * `max_grant_seconds`: how long a grant made with an approval may last; 0 or
    * absent (policies written before grants) turns grants off.
    */
   approval: { requested_from: string[]; ttl_seconds: number; max_grant_seconds?: number };
@@ -40,8 +40,8 @@ export interface AppAction {
 
 /**
  * What is being called: a catalog action, or the proxy (the action `<app>.proxy`). The proxy
- * carries its app's catalog actions because the rules written for them bound it (DESIGN.md §4);
- * this module stays pure and never reads the catalog itself.
+ * carries its app's catalog actions because the rules written for them bound it (see
+ * evaluatePolicy); this module stays pure and never reads the catalog itself.
  */
 export type CallTarget =
   | { kind: 'action'; action: string; app: string; scope: CallScope }
@@ -74,7 +74,7 @@ export type ConditionJudge = (rule: PolicyRule & { when: string }) => ConditionO
 /** Where no condition can be judged (no call at hand): every condition counts as unjudged. */
 export const UNKNOWN_CALL: ConditionJudge = () => ({ error: 'no call to judge it on' });
 
-/** SPEC.md §4.1 proxy rule 3: the HTTP method alone grades a proxy call. */
+/** The HTTP method alone grades a proxy call: Gatehouse knows nothing else of the endpoint. */
 export function scopeOfMethod(method: string): CallScope {
   switch (method.toUpperCase()) {
     case 'GET':
@@ -127,7 +127,7 @@ interface Candidate {
 
 /**
  * Which of two candidates wins where both apply: the more specific; at equal specificity one
- * whose condition holds over one without; then the stricter decision (issue 22).
+ * whose condition holds over one without; then the stricter decision.
  */
 function beats(a: Candidate, b: Candidate): boolean {
   if (a.rank !== b.rank) return a.rank > b.rank;

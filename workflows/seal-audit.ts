@@ -8,7 +8,7 @@ const { sealAudit } = proxyActivities<Activities>({
   retry: { initialInterval: '5 seconds', maximumAttempts: 3 },
 });
 
-/** Started by the `audit-seal` Temporal Schedule (issue 25.1): seals each environment's events. */
+/** Started by the `audit-seal` Temporal Schedule: seals each environment's events. */
 export async function sealAuditEvents(): Promise<SealResult> {
   return sealAudit();
 }

@@ -1,7 +1,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 /**
- * DESIGN.md §8: what an operator filters calls by in the Temporal UI. Never a secret or a call
+ * What an operator filters calls by in the Temporal UI. Never a secret or a call
  * input: search attributes are stored and shown unencrypted.
  */
 export const searchAttributes = {

@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §6: how the app's answer becomes the caller's. Pure, so the workflow can run it and
+ * How the app's answer becomes the caller's. Pure, so the workflow can run it and
  * tests can read it as a table.
  */
 import type { AuditDecision, CallAnswer, UpstreamBody } from './call-types.js';
@@ -66,10 +66,10 @@ const UNCERTAIN_WRITE_MESSAGES: Partial<Record<ErrorCode, string>> = {
 
 /**
  * A write that failed `upstream_timeout` or `upstream_unavailable` says whether the app may have
- * carried it out (issue 11): `write_may_have_happened` is true when the request left and no usable
+ * carried it out: `write_may_have_happened` is true when the request left and no usable
  * answer came back (a timeout, a cut-off answer, a worker lost mid-request, the app's own 502 or
  * 504), false when it provably never reached the app. Reads are always safe to retry: no field.
- * The code and `retryable` stay as SPEC.md §7 fixes them; the message says what to do.
+ * The code and `retryable` stay as error-codes.ts fixes them; the message says what to do.
  */
 export function withWriteUncertainty(
   settled: Settled,
@@ -91,7 +91,7 @@ export function withWriteUncertainty(
 }
 
 /**
- * Headers the caller never gets from the app (issue 12): hop-by-hop ones (RFC 9110 §7.6.1, plus
+ * Headers the caller never gets from the app: hop-by-hop ones (RFC 9110 §7.6.1, plus
  * the legacy `Proxy-Connection`), those fetch has already undone (encoding, length), the app's
  * cookies (for its own domain, never for callers of Gatehouse), and the app's origin policies,
  * which would otherwise speak for Gatehouse's origin: HSTS, CSP and CORS.
@@ -182,7 +182,7 @@ export function settleProxy(response: AppResponse): Settled {
 /**
  * An action: 2xx → `{ok: true, data}` (already shaped by the action, in the activity); any other
  * app-level failure is the app's answer as data, `{ok: false, data, upstream_status}`, not an
- * envelope (SPEC.md §7).
+ * envelope, which is only for calls the service stops or holds itself.
  */
 export function settleAction(response: AppResponse): Settled {
   const code = upstreamError(response.status);

@@ -2,7 +2,7 @@
  * An approval event to deliver (`approval.requested`, `approval.decided`). Ids only: the payload
  * (and, for `approval.requested`, its decision links) is made from Postgres at delivery time.
  * Its own module, with no imports, so the delivery activities take it without importing the
- * workflows that run them (issue 24.5: no import cycles).
+ * workflows that run them (no import cycle).
  */
 export interface ApprovalEvent {
   environmentId: string;
@@ -11,7 +11,7 @@ export interface ApprovalEvent {
   eventId: string;
 }
 
-/** The `webhook/audit.event/<environment id>` workflow's input (issue 25.2). */
+/** The `webhook/audit.event/<environment id>` workflow's input. */
 export interface AuditEventDelivery {
   environmentId: string;
   /** How long it sleeps when it has caught up (AUDIT_WEBHOOK_POLL_SECONDS). */

@@ -10,7 +10,7 @@ const { deliverApprovalDecided, deliverApprovalRequested } = proxyActivities<Act
 });
 
 /**
- * Delivers `approval.decided` (DESIGN.md §4). A workflow of its own, started by the call
+ * Delivers `approval.decided`. A workflow of its own, started by the call
  * workflow and left running when that one ends, so a receiver that is down for hours still gets
  * the event without holding the call open.
  */

@@ -1,5 +1,5 @@
 /**
- * The tools of a remote MCP server registered as an app (issue 21), as its `tools/list` describes
+ * The tools of a remote MCP server registered as an app, as its `tools/list` describes
  * them, and the grade each is governed at. Pure: the API, the workflows and the activities share it.
  */
 import type { CallScope } from './types.js';

@@ -8,7 +8,7 @@ import { inputFieldOf, unsafePath } from './request-path.js';
 
 export type ScopeGrade = 'read' | 'write';
 
-/** How much a call can change at the app; what policies decide on (SPEC.md §1). */
+/** How much a call can change at the app; what policies decide on. */
 export type CallScope = 'read' | 'write' | 'destructive';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -80,7 +80,7 @@ export interface OAuthSettings {
   /** How each provider scope grades: a connection's `granted_scopes` are these grades. */
   scopeGrades: Record<string, ScopeGrade[]>;
   /**
-   * Each scope in words for the person connecting (the connect page shows them; issue 15): what
+   * Each scope in words for the person connecting (the connect page shows them): what
    * it lets the product do in their account, in the app's own terms, without the scope's name.
    */
   scopeDescriptions?: Record<string, string>;
@@ -119,12 +119,13 @@ export interface AppDefinition {
   oauth: OAuthSettings;
   /**
    * Absent where the app's stable account id is not known for sure: such connections are
-   * re-authorised by whichever account comes back, as before issue 12.
+   * re-authorised by whichever account comes back, with no check that it is the same one.
    */
   accountIdentity?: AccountIdentity;
   /**
    * Whether a 2xx answer to an action reports a failure in its body, for apps that do so (Slack's
-   * `ok: false`, GraphQL `errors`): the caller then gets `{ok: false, data}` (DESIGN.md §6).
+   * `ok: false`, GraphQL `errors`): the caller then gets `{ok: false, data}`, as for any other
+   * app-level failure.
    */
   reportsFailure?(body: unknown): boolean;
 }

@@ -1,5 +1,5 @@
 /**
- * The `gatehouse` Nexus service (issue 23.3): the contract a backend's own Temporal workflow
+ * The `gatehouse` Nexus service: the contract a backend's own Temporal workflow
  * calls through a Nexus endpoint, shared by Gatehouse's handler and by callers. Types only, plus
  * the service definition, so a caller's workflow bundle can import it.
  */

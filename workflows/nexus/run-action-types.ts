@@ -31,7 +31,7 @@ export interface NexusTicket {
 }
 
 /**
- * Codes beyond SPEC.md §7 that only a Nexus caller meets: a REST caller whose approval lapsed
+ * Codes that only a Nexus caller meets: a REST caller whose approval lapsed
  * simply retries and meets a new approval, while an operation ends with its approval.
  */
 export type NexusOnlyCode = 'approval_expired' | 'approval_cancelled';

@@ -1,5 +1,5 @@
 /**
- * The workflow behind one `gatehouse.runAction` Nexus operation (issue 23.3). Its story:
+ * The workflow behind one `gatehouse.runAction` Nexus operation. Its story:
  *
  *   request the call (as a REST run would) → ran, refused or denied → the operation's outcome
  *                                          → held → wait for the approval, durably

@@ -13,7 +13,8 @@ export const acme: AppDefinition = {
     authorizationPath: '/auth',
     tokenPath: '/token',
     revocationPath: '/token/revocation',
-    // `openid` brings an ID token naming the account, checked by openid-client (issue 12).
+    // `openid` brings an ID token naming the account (checked by openid-client), so a reconnect
+    // can be held to the account it renews.
     defaultScopes: ['openid', 'tasks:read', 'tasks:write'],
     scopeGrades: { openid: [], 'tasks:read': ['read'], 'tasks:write': ['write'] },
     scopeDescriptions: {
