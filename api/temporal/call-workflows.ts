@@ -167,14 +167,14 @@ async function sendUpdate<T>(
 }
 
 /**
- * How the API hands governed calls to Temporal (DESIGN.md §4): each request is an Update on
+ * How the API hands governed calls to Temporal: each request is an Update on
  * `call/<environment>/<action>/<fingerprint>` (callWorkflowId), started if need be
- * (update-with-start, conflict policy use-existing, reuse allow-duplicate), and its result is
- * the HTTP answer. Every wait is bounded (issue 11): an Update not taken by its deadline is
- * refused by the workflow, never applied late.
+ * (update-with-start, conflict policy use-existing, reuse allow-duplicate), and its result is the
+ * HTTP answer. Every wait is bounded: an Update not taken by its deadline is refused by the
+ * workflow, never applied late.
  */
 export class CallWorkflows {
-  /** Calls whose callers prefer to wait for a held call's decision (issue 23.1). */
+  /** Calls whose callers prefer to wait for a held call's decision. */
   readonly waiting: WaitingCalls;
 
   constructor(
@@ -196,10 +196,10 @@ export class CallWorkflows {
   }
 
   async run(call: CallRequest, ticket: CallTicket): Promise<GivenAnswer> {
-    // Repeats of a held call are answered from Postgres: the workflow would only say the same,
-    // and fifty waiting callers must not crowd its ten Update slots. A call with an
-    // Idempotency-Key binds it, or meets the answer kept under it (issue 19.1); both in one
-    // statement (issue 24.2), and the whole held approval read only when there is one.
+    // Repeats of a held call are answered from Postgres: the workflow would only say the same, and
+    // fifty waiting callers must not crowd its ten Update slots. A call with an Idempotency-Key
+    // binds it, or meets the answer kept under it; both in one statement, and the whole held
+    // approval read only when there is one.
     const key = call.idempotencyKey;
     const { claim, standing } =
       key === undefined
@@ -244,7 +244,7 @@ export class CallWorkflows {
       return held.answer;
     }
     // A decided approval's retry goes to the workflow that holds it, under the id it was held
-    // with: calls held before issue 15 named the action live under the older id form.
+    // with: calls held before workflow ids named the action live under the older id form.
     return this.update(call, ticket, standing?.workflowId ?? callWorkflowId(call));
   }
 
@@ -257,7 +257,7 @@ export class CallWorkflows {
     );
   }
 
-  /** The same Idempotency-Key for another call (issue 19.1): refused, and audited as refused. */
+  /** The same Idempotency-Key for another call: refused, and audited as refused. */
   private async refuseReusedKey(call: CallRequest, ticket: CallTicket): Promise<never> {
     const error = new ApiError(
       'idempotency_key_reused',
@@ -305,9 +305,10 @@ export class CallWorkflows {
               workflowId,
               workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
               workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-              // The first ticket too: an allowed read is served in the first step (issue 14).
+              // The first ticket too: an allowed read is served in the first step.
               args: [call, ticket],
-              // DESIGN.md §8: what an operator filters and reads in the UI. Never the call's input.
+              // What an operator filters and reads in the UI. Never the call's input: search
+              // attributes and summaries are stored unencrypted.
               typedSearchAttributes: [
                 { key: searchAttributes.environment, value: call.environmentName },
                 { key: searchAttributes.agent, value: call.agentId },
@@ -315,7 +316,7 @@ export class CallWorkflows {
                 { key: searchAttributes.action, value: action },
               ],
               staticSummary: `${action} for user ${call.userExternalId}, agent ${call.agentId}`,
-              // Issue 25.5: set at the start, as the summary: no workflow command, no replay change.
+              // Set at the start, as the summary: no workflow command, no replay change.
               ...(this.links ? { staticDetails: callDetails(this.links, ticket) } : {}),
             }),
           }),
@@ -346,7 +347,7 @@ export class CallWorkflows {
   }
 
   /**
-   * Waits in the workflow holding the approval until it is decided or `waitMs` pass (issue 23.1).
+   * Waits in the workflow holding the approval until it is decided or `waitMs` pass.
    * `unknown` when Temporal did not answer in time: the caller gets the held answer it had.
    */
   async awaitDecision(

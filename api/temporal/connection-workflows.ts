@@ -27,10 +27,10 @@ import type {
 
 /**
  * How the API hands connection work to Temporal; workflow ids read well in the UI. Every wait is
- * bounded (issue 11): Temporal has REQUEST_DEADLINE_MS to start the workflow, and the workflow
- * as long as a call to the app may take to finish; past either bound the RPC's own gRPC deadline
- * ends the wait and the request is answered 503 (api/errors.ts). The workflows go on: asking
- * again joins the same one (conflict policy use-existing), except a connect callback's.
+ * bounded: Temporal has REQUEST_DEADLINE_MS to start the workflow, and the workflow as long as a
+ * call to the app may take to finish; past either bound the RPC's own gRPC deadline ends the wait
+ * and the request is answered 503 (api/errors.ts). The workflows go on: asking again joins the same
+ * one (conflict policy use-existing), except a connect callback's.
  */
 export class ConnectionWorkflows {
   constructor(
@@ -57,7 +57,7 @@ export class ConnectionWorkflows {
     );
   }
 
-  /** The start of a connect to a remote MCP app (issue 21): its authorize URL, or why not. */
+  /** The start of a connect to a remote MCP app: its authorize URL, or why not. */
   startMcpConnection(input: McpStartInput): Promise<McpStartOutcome> {
     return this.started(() =>
       this.client.workflow.start<typeof startMcpConnection>('startMcpConnection', {

@@ -7,7 +7,7 @@ import type { GivenAnswer } from './given-answer.js';
 
 /**
  * What waiting needs of `CallWorkflows`, which owns the waiting: declared here rather than
- * imported, so the two modules do not import each other (issue 24.5).
+ * imported, so the two modules do not import each other.
  */
 export interface HeldCallRunner {
   run(call: CallRequest, ticket: CallTicket): Promise<GivenAnswer>;
