@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../infra/database/client.js';
 
-/** DESIGN.md §3: read_only may only read; standard may do all but export tokens; full all. */
+/** Access levels: read_only may only read; standard may do all but export tokens; full all. */
 export const ACCESS_LEVELS = ['read_only', 'standard', 'full'] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 
@@ -10,10 +10,10 @@ export const AUDIENCES = ['backend', 'business'] as const;
 export type Audience = (typeof AUDIENCES)[number];
 
 /**
- * SPEC.md §5's scopes, plus `policies:*` (DESIGN.md §3): who may read and who may govern, and
- * `mcp_sessions:manage` (issue 19.7): revoking MCP sessions another agent minted, `apps:*`
- * (issue 21): reading and changing the remote MCP servers registered as apps, and `grants:*`
- * (issue 22.2): reading and revoking the grants approvers made.
+ * The management interface's scopes, plus `policies:*` (who may read and who may govern
+ * policies), `mcp_sessions:manage` (revoking MCP sessions another agent minted), `apps:*` (reading
+ * and changing the remote MCP servers registered as apps) and `grants:*` (reading and revoking the
+ * grants approvers made).
  */
 export const MANAGEMENT_SCOPES = [
   'funded_access:read',
@@ -35,7 +35,7 @@ export const MANAGEMENT_SCOPES = [
 export type Scope = (typeof MANAGEMENT_SCOPES)[number];
 
 /**
- * Separation of duties (DESIGN.md §3): the keys agents call with (standard) may read but neither
+ * Separation of duties: the keys agents call with (standard) may read but neither
  * decide approvals nor change policies or settings, so a governed agent cannot loosen its own
  * governance. Deciding and governing take a full key, or scopes granted explicitly.
  */

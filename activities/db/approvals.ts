@@ -124,7 +124,7 @@ export async function findPendingApproval(
  * API answers the call from it), approved and not yet used within the retry window (the call
  * runs in that workflow), or rejected and unexpired (it denies the call). Pending comes first.
  * Its `workflowId` is where the call goes, not an id derived anew: calls held before workflow
- * ids named the action (issue 15) live under the older form. One query for every call, through
+ * ids named the action live under the older form. One query for every call, through
  * `approvals_call_idx`.
  */
 export async function findStandingApproval(
@@ -142,7 +142,7 @@ export async function findStandingApproval(
 /**
  * Which approval stands for a call: pending first, else the newest decided one still in force.
  * Shared with the statement that claims a call's Idempotency-Key (call-idempotency-keys.ts),
- * which looks for it in the same round trip (issue 24.2).
+ * which looks for it in the same round trip.
  */
 export function standingApprovalFilter(
   sql: Db,

@@ -198,8 +198,8 @@ export function positionAfter(checkpoint: AuditCheckpoint): CheckpointPosition {
 
 /**
  * The highest seq a seal may reach: the end of the longest run of rows after `afterSeq` that are
- * all older than the settle delay (a younger row may still be written over by its call, issue
- * 19.4). null when there is nothing to seal.
+ * all older than the settle delay (a younger row may still be written over by a later run of its
+ * call). null when there is nothing to seal.
  */
 export async function sealableUpTo(
   sql: Db,

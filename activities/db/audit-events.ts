@@ -29,7 +29,7 @@ export interface AuditEvent {
   traceId: string;
   policyId: string | null;
   policyVersion: number | null;
-  /** The grant that let the call run without asking (issue 22.2). */
+  /** The grant that let the call run without asking. */
   grantId: string | null;
 }
 
@@ -63,12 +63,12 @@ export async function insertAuditEvents(sql: Db, events: NewAuditEvent[]): Promi
 }
 
 /**
- * Writes the rows of one step of a call workflow run, in one statement (issue 19.4). A row that is
+ * Writes the rows of one step of a call workflow run, in one statement. A row that is
  * already there is written over when this run wrote it (the step ran again, after Temporal
  * discarded the workflow task it ran in: the answer given is the later one's) or when its id is
  * in `replacing`; any other is left. Returns the rows left that another run, or the API, wrote.
  *
- * `keep`: the call's final answer, kept under its Idempotency-Key (issue 19.1) in the same
+ * `keep`: the call's final answer, kept under its Idempotency-Key in the same
  * statement, naming a row this statement wrote, so a key's answer is never kept without the row
  * its replays copy, nor a row written without the answer a retry must get. The first answer kept
  * for a key stays.
@@ -108,7 +108,7 @@ export async function writeRunAuditEvents(
       insert into audit_events ${sql(rows)}
       on conflict (id) do update set
         -- excluded holds the row as the hash trigger saw it (time is its default, now()): the
-        -- hash is over the row as finally written (issue 25.1).
+        -- hash is over the row as finally written.
         time = excluded.time, hash = excluded.hash, action = excluded.action, scope = excluded.scope,
         decision = excluded.decision, reason = excluded.reason, agent_id = excluded.agent_id,
         via = excluded.via, user_external_id = excluded.user_external_id,
@@ -118,7 +118,7 @@ export async function writeRunAuditEvents(
         policy_id = excluded.policy_id, policy_version = excluded.policy_version,
         grant_id = excluded.grant_id, workflow_run_id = excluded.workflow_run_id
       where audit_events.environment_id = excluded.environment_id
-        -- A sealed row is never written over (issue 25.1): the checkpoint is the record.
+        -- A sealed row is never written over: the checkpoint is the record.
         and audit_events.seq > coalesce((select max(last_seq) from audit_checkpoints
           where environment_id = excluded.environment_id), 0)
         and (audit_events.workflow_run_id = excluded.workflow_run_id

@@ -107,7 +107,7 @@ export type DisableResult =
   | { outcome: 'not_found' };
 
 /**
- * Stops new connections from using the config (DESIGN.md §5); connections made with it keep
+ * Stops new connections from using the config; connections made with it keep
  * refreshing with it, since they name it by id. The update only touches an enabled row, so of
  * two concurrent calls exactly one disables and the other sees `already_disabled`.
  */

@@ -10,7 +10,7 @@ import type { ApprovalStatus } from '../../workflows/call-types.js';
 import { standingApprovalFilter } from './approvals.js';
 import { IDEMPOTENCY_RETENTION_SECONDS } from './idempotency-keys.js';
 
-/** A governed call's `Idempotency-Key`: whose it is, and which call it names (issue 19.1). */
+/** A governed call's `Idempotency-Key`: whose it is, and which call it names. */
 export interface CallKey {
   environmentId: string;
   agentId: string;
@@ -110,7 +110,7 @@ export interface StandingRef {
 /**
  * claimCallKey, and in the same statement the approval standing for the call
  * (findStandingApproval's filter): a call with a key pays one round trip and one transaction for
- * both (issue 24.2), where it paid two.
+ * both, where it paid two.
  */
 export async function claimCallKeyAndFindStanding(
   sql: Db,

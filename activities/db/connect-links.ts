@@ -66,8 +66,8 @@ export async function findLinkById(sql: Db, id: string): Promise<ConnectLink | n
 }
 
 /**
- * The one active reconnect link of a connection (DESIGN.md §5), with its token so the same URL
- * can be handed out again until it is used or expires.
+ * The one active reconnect link of a connection (single use, valid 7 days), with its token so the
+ * same URL can be handed out again until it is used or expires.
  */
 export async function findActiveReconnectLink(
   sql: Db,

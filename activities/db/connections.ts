@@ -68,7 +68,7 @@ function sameAccount(keyring: Keyring, row: Standing, accountId: string | null):
 }
 
 /**
- * Stores the outcome of a completed authorization (issue 12). Run it in a transaction: the rows
+ * Stores the outcome of a completed authorization. Run it in a transaction: the rows
  * it decides on are locked until the decision is stored.
  * - A reconnect (`reconnectId`) renews that connection in place (same id, back to active,
  *   counters kept), but only with the account it was made with: another account changes
@@ -76,8 +76,9 @@ function sameAccount(keyring: Keyring, row: Standing, accountId: string | null):
  * - A new connect re-authorises the user's live connection to the app in place when the account
  *   is the same; another account is another connection: the old one is revoked (tokens erased,
  *   row kept for audit) and a new one is made (`replacedId` names the old one).
- * Where the account is unknown (the app's catalog entry cannot tell it, or the connection
- * predates issue 12), it is re-authorised in place as before, and an account learned now is kept.
+ * Where the account is unknown (the app's catalog entry cannot tell it, or the connection was made
+ * before accounts were recorded), it is re-authorised in place as before, and an account learned
+ * now is kept.
  */
 export async function authorizeConnection(
   sql: Db,

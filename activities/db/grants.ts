@@ -3,7 +3,7 @@ import type { Db } from '../../infra/database/client.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
 import type { GrantStatus, GrantView } from '../../workflows/grant-types.js';
 
-/** One grant (issue 22.2): while live, the agent's `ask` on the action becomes `allow`. */
+/** One grant: while live, the agent's `ask` on the action becomes `allow`. */
 export interface Grant {
   id: string;
   environmentId: string;

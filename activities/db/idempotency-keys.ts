@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../infra/database/client.js';
 import { open, seal, type Keyring } from '../../infra/encryption.js';
 
-/** How long a first response is kept for replay (DESIGN.md §7). */
+/** How long a first response is kept for replay. */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 
 /**

@@ -3,7 +3,7 @@ import type { Db } from '../../infra/database/client.js';
 import type { McpToolDefinition } from '../../workflows/catalog/mcp-tools.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
 
-/** A remote MCP server registered as an app of an environment (issue 21). */
+/** A remote MCP server registered as an app of an environment. */
 export interface McpApp {
   environmentId: string;
   id: string;

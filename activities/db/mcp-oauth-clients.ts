@@ -120,7 +120,7 @@ export async function findMcpOAuthClient(
   return row ?? null;
 }
 
-/** The client an app's new connections identify Gatehouse with, if one is selected (issue 21). */
+/** The client an app's new connections identify Gatehouse with, if one is selected. */
 export async function findSelectedMcpOAuthClient(
   sql: Db,
   environmentId: string,

@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../infra/database/client.js';
 import type { Caller } from './api-keys.js';
 
-/** An MCP address for one user (issue 13), as stored: the secret itself is not here. */
+/** An MCP address for one user, as stored: the secret itself is not here. */
 export interface McpSession {
   id: string;
   environmentId: string;

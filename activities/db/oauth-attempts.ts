@@ -40,7 +40,7 @@ export async function createOAuthAttempt(
   sql: Db,
   keyring: Keyring,
   input: {
-    /** Given when the caller names the attempt first (an MCP app's start workflow, issue 21). */
+    /** Given when the caller names the attempt first (an MCP app's start workflow). */
     id?: string;
     linkId: string;
     state: string;

@@ -8,7 +8,7 @@ export interface WebhookEndpointView {
   secretHint: string;
   updatedAt: Date;
   updatedBy: string;
-  /** Whether `audit.event` batches are delivered too (issue 25.2). */
+  /** Whether `audit.event` batches are delivered too. */
   auditEvents: boolean;
   /** The seq (export `cursor`) of the last event a receiver acknowledged; null while off. */
   auditDeliveredSeq: string | null;

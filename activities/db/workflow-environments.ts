@@ -8,8 +8,8 @@ type Owner =
   | { kind: 'connection' | 'user' | 'attempt' | 'approval'; id: string };
 
 /**
- * `call/<environment>/…` names its environment (ids before issue 15 had no action, same
- * prefix), and so does `nexus/<environment>/<operation request id>` (issue 23.3); `refresh/`
+ * `call/<environment>/…` names its environment (older ids had no action, same
+ * prefix), and so does `nexus/<environment>/<operation request id>`; `refresh/`
  * and `revoke/<connection id>`, `delete-user/<user id>`, `connect/<attempt id>` and
  * `webhook/<kind>/<approval id>` name a record that belongs to one.
  * Anything else (health checks, the benchmark's floor, workflows started by hand) names none.
