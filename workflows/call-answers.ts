@@ -44,8 +44,8 @@ export function answerDenied(policyId: string | null, reason: string): Settled {
 }
 
 /**
- * An approved call that the policy in force when it runs denies: the approval was
- * given under an earlier version, and a newer one that denies the call wins.
+ * An approved call that the policy in force when it runs denies: the approval was given under an
+ * earlier version, and a newer one that denies the call wins.
  */
 export function answerDeniedSinceApproval(
   approval: ApprovalView,
@@ -180,11 +180,11 @@ export const ANSWER_NOT_RUN: Settled = {
 };
 
 /**
- * Whether an answer is the call's final one for its Idempotency-Key, kept and given
- * again to every retry with the key: the app's answer, a denial (by a rule or by a person), and a
- * write that may have happened. Not a held call, nor one the service stopped before the app (no
- * connection, not started, its own failure), nor an app failure that left nothing behind (rate
- * limited, a request that never left): a retry with the key runs those anew.
+ * Whether an answer is the call's final one for its Idempotency-Key, kept and given again to every
+ * retry with the key: the app's answer, a denial (by a rule or by a person), and a write that may
+ * have happened. Not a held call, nor one the service stopped before the app (no connection, not
+ * started, its own failure), nor an app failure that left nothing behind (rate limited, a request
+ * that never left): a retry with the key runs those anew.
  */
 export function finalForKey(settled: Settled): boolean {
   switch (settled.decision) {
@@ -213,9 +213,9 @@ export function answerKept(kept: KeptAnswer): Settled {
 }
 
 /**
- * A remote MCP server answered 403 `insufficient_scope`: the user must re-authorize
- * with the wider scope, which the connection's reconnect link now asks for (the API adds it).
- * The server did nothing; the connection stays active for what its grant allows.
+ * A remote MCP server answered 403 `insufficient_scope`: the user must re-authorize with the wider
+ * scope, which the connection's reconnect link now asks for (the API adds it). The server did
+ * nothing; the connection stays active for what its grant allows.
  */
 export function answerScopeRequired(connectionId: string | null, scope: string): Settled {
   return {

@@ -17,10 +17,10 @@ export const callUpdate = defineUpdate<CallAnswer, [CallTicket]>('call');
 /** Approve or reject the held call; answers once the decision is recorded. */
 export const decideUpdate = defineUpdate<ApprovalView, [DecisionInput]>('decide');
 /**
- * For `Prefer: wait`: waits, for at most `waitMs` of the workflow's clock, until the
- * held approval is decided or ends; answers its status then (`pending` when the wait ran out,
- * `ended` when this workflow no longer holds it). The API sends one per held call and process,
- * whatever the number of callers waiting, so waits never crowd the workflow's Update slots.
+ * For `Prefer: wait`: waits, for at most `waitMs` of the workflow's clock, until the held approval
+ * is decided or ends; answers its status then (`pending` when the wait ran out, `ended` when this
+ * workflow no longer holds it). The API sends one per held call and process, whatever the number of
+ * callers waiting, so waits never crowd the workflow's Update slots.
  */
 export const awaitDecisionUpdate = defineUpdate<
   ApprovalStatus | 'ended',
@@ -45,12 +45,12 @@ export const CALL_WORKFLOW = 'governedCall';
 const ID_FINGERPRINT_HEX = 32;
 
 /**
- * `call/<environment>/<action>/<fingerprint, first 128 bits>`: the action
- * (`<app>.proxy` for the proxy) makes the id read well in the Temporal UI's list, and the
- * fingerprint still decides which calls meet, since the action is part of what it hashes; half of
- * it keeps the id short enough to read in the list and is still unique. Calls held under older
- * forms (`call/<environment>/<fingerprint>`, or the whole fingerprint) are reached through the id
- * their approval stored (api/temporal/call-workflows.ts), never by parsing an id.
+ * `call/<environment>/<action>/<fingerprint, first 128 bits>`: the action (`<app>.proxy` for the
+ * proxy) makes the id read well in the Temporal UI's list, and the fingerprint still decides which
+ * calls meet, since the action is part of what it hashes; half of it keeps the id short enough to
+ * read in the list and is still unique. Calls held under older forms
+ * (`call/<environment>/<fingerprint>`, or the whole fingerprint) are reached through the id their
+ * approval stored (api/temporal/call-workflows.ts), never by parsing an id.
  */
 export function callWorkflowId(
   call: Pick<CallRequest, 'environmentName' | 'fingerprint' | 'target'>,

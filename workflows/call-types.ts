@@ -78,10 +78,10 @@ export type CallAnswer =
   | { kind: 'error'; code: ErrorCode; message: string; extra: Record<string, unknown> };
 
 /**
- * Requests an earlier run of the same call answered, by request id, with the answer
- * that run gave. A request whose answer was lost on its way back reaches Temporal again with the
- * same Update id; once the run that answered it has closed, update-with-start may hand it to a
- * newer run, which must neither act on it nor answer it anew: it gives the same answer.
+ * Requests an earlier run of the same call answered, by request id, with the answer that run gave.
+ * A request whose answer was lost on its way back reaches Temporal again with the same Update id;
+ * once the run that answered it has closed, update-with-start may hand it to a newer run, which
+ * must neither act on it nor answer it anew: it gives the same answer.
  */
 export type AnsweredElsewhere = Record<string, CallAnswer>;
 
@@ -116,9 +116,9 @@ export interface DecisionInput {
   /** Epoch ms: the workflow refuses the decision once its clock is past it (see CallTicket). */
   deadline?: number;
   /**
-   * An approval may also grant the same action for a while. Checked by the API
-   * against the policy's `approval.max_grant_seconds`; made only with an `approve` the workflow
-   * accepted, in the same transaction as the approval's settling.
+   * An approval may also grant the same action for a while. Checked by the API against the policy's
+   * `approval.max_grant_seconds`; made only with an `approve` the workflow accepted, in the same
+   * transaction as the approval's settling.
    */
   grant?: GrantRequest;
 }
@@ -142,8 +142,8 @@ export interface AuditEntry {
 }
 
 /**
- * A call's final answer kept under its Idempotency-Key, with what the audit event of
- * the request that got it recorded, for the rows of the retries it answers.
+ * A call's final answer kept under its Idempotency-Key, with what the audit event of the request
+ * that got it recorded, for the rows of the retries it answers.
  */
 export interface KeptAnswer {
   answer: CallAnswer;
@@ -181,8 +181,8 @@ type PreparedCall =
       rule: string;
       approval: { requested_from: string[]; ttl_seconds: number };
       /**
-       * The live grant that turned the policy's `ask` into this `allow`, for audit.
-       * Absent when no grant decided (and in histories recorded before grants).
+       * The live grant that turned the policy's `ask` into this `allow`, for audit. Absent when no
+       * grant decided (and in histories recorded before grants).
        */
       grantId?: string;
     }

@@ -118,8 +118,8 @@ const upstreamFor = {
 };
 
 /**
- * An allowed read in one local activity: prepare, call the app, audit. Tried whole
- * up to READ_ATTEMPTS times (activities/calls/serve-read.ts), as the read activity was.
+ * An allowed read in one local activity: prepare, call the app, audit. Tried whole up to
+ * READ_ATTEMPTS times (activities/calls/serve-read.ts), as the read activity was.
  */
 const oneStep = proxyLocalActivities<Activities>({
   startToCloseTimeout,
@@ -141,9 +141,9 @@ function writeStartingBy(startBy: number | null) {
 }
 
 /**
- * The API tells a caller 503 once its deadline has passed, so an Update that reaches
- * the workflow after it is refused unapplied, however long it waited in Temporal for a worker.
- * The workflow's clock is the workflow task's start, so the check replays the same way.
+ * The API tells a caller 503 once its deadline has passed, so an Update that reaches the workflow
+ * after it is refused unapplied, however long it waited in Temporal for a worker. The workflow's
+ * clock is the workflow task's start, so the check replays the same way.
  */
 function refuseLate(deadline: number | undefined): void {
   if (deadline !== undefined && Date.now() > deadline) {
@@ -216,9 +216,9 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   };
   let outcome: AuditDecision = 'failed';
   /**
-   * Requests an earlier run of this call answered: a request whose answer was lost
-   * on its way back may be handed to this run with the same id. It gets that run's answer again,
-   * never one of this run, and never makes this run act.
+   * Requests an earlier run of this call answered: a request whose answer was lost on its way back
+   * may be handed to this run with the same id. It gets that run's answer again, never one of this
+   * run, and never makes this run act.
    */
   const answeredBefore = new Map<string, CallAnswer>();
 
@@ -445,9 +445,9 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   }
 
   /**
-   * The call's connection and policy verdict. An allowed read started with its first ticket is
-   * also served and audited in the same local activity; calls started before that
-   * replay as they ran (`patched`).
+   * The call's connection and policy verdict. An allowed read started with its first ticket is also
+   * served and audited in the same local activity; calls started before that replay as they ran
+   * (`patched`).
    */
   async function prepare(): Promise<
     | { kind: 'prepared'; preparation: Preparation }
@@ -502,8 +502,8 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   }
   if (prepared.kind === 'failed') return end(prepared.settled);
   const preparation = prepared.preparation;
-  // The call was answered under its Idempotency-Key already (by a run that closed
-  // after this run's callers were let through): they get that answer, and nothing runs.
+  // The call was answered under its Idempotency-Key already (by a run that closed after this run's
+  // callers were let through): they get that answer, and nothing runs.
   if (preparation.kept) return end(answerKept(preparation.kept));
   // Labelled `failed` by end(), as every call the service stopped.
   if (!preparation.ok) return end(answerStopped(preparation));
@@ -513,10 +513,10 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     return end(answerDenied(preparation.policyId, preparation.reason));
   }
 
-  // Only a caller still waiting makes the call act. The Update that started this
-  // workflow may have been refused as late (no worker took it in time), or its caller's wait may
-  // have run out while the call was prepared; then neither the app nor the approvers hear of it.
-  // Calls started by an older worker replay without this check.
+  // Only a caller still waiting makes the call act. The Update that started this workflow may have
+  // been refused as late (no worker took it in time), or its caller's wait may have run out while
+  // the call was prepared; then neither the app nor the approvers hear of it. Calls started by an
+  // older worker replay without this check.
   const needsLiveCaller = patched('call-needs-live-caller');
   if (needsLiveCaller && !waiting.some(live)) return end(ANSWER_NOT_RUN);
 
