@@ -25,7 +25,7 @@ function outcome(access: AccessLevel, operation: Operation): string {
   }
 }
 
-describe('access levels (DESIGN.md §3)', () => {
+describe('access levels', () => {
   it.each([
     ['read_only', 'read', 'allowed'],
     ['read_only', 'write', 'insufficient_access'],

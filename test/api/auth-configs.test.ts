@@ -498,7 +498,7 @@ describe('a disabled auth config', () => {
   });
 });
 
-describe('funded access as the fallback client (DESIGN.md §5)', () => {
+describe('funded access as the fallback client', () => {
   let key: TestKey;
 
   beforeAll(async () => {

@@ -86,7 +86,7 @@ describe('connect page', () => {
 
   it('says what happens and what is requested', () => {
     expect(page).toContain('<title>Connect Acme Tasks to Acme Corp</title>');
-    // Each name is kept whole on one line (issue 20: "Connect Acme / Tasks to …").
+    // Each name is kept whole on one line, never broken as "Connect Acme / Tasks to …".
     expect(page).toContain(
       '<h1>Connect <span class="keep">Acme Tasks</span> to <span class="keep">Acme Corp</span></h1>',
     );
@@ -105,7 +105,7 @@ describe('connect page', () => {
     expect(page).toContain('>Contact Acme Corp support</a');
   });
 
-  it('shows scopes in words where the catalog knows them, by name otherwise (issue 15)', () => {
+  it('shows scopes in words where the catalog knows them, by name otherwise', () => {
     const worded = renderConnectPage({
       branding: branding(),
       app,
@@ -227,7 +227,7 @@ describe('error page', () => {
   });
 });
 
-describe('connect flow problems (issue 15)', () => {
+describe('connect flow problems', () => {
   const problems = Object.keys(FLOW_PROBLEMS) as FlowProblem[];
 
   it.each(problems)('%s points to the named product, never to Gatehouse', (problem) => {

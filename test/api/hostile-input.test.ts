@@ -6,7 +6,7 @@ import { bearer } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * Client mistakes and hostile bytes at the edge (issue 11, items 1, 5, 6 and 8): each is answered
+ * Client mistakes and hostile bytes at the edge: each is answered
  * with the envelope and a 4xx naming what was wrong, never a 500, and nothing stored changes.
  */
 let stack: CallStack;

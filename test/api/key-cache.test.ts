@@ -13,7 +13,7 @@ import { testEnv } from '../support/stack-env.js';
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * README "Keys and access" (issue 24.2): the API keeps recognised keys in memory, and a key
+ * README "Keys and access": the API keeps recognised keys in memory, and a key
  * revoked or changed, by any path, is refused within KEY_CHANGE_BOUND_MS of the change, the
  * listening connection dropped or not.
  */

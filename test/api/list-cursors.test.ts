@@ -1,4 +1,4 @@
-// One name for the next page's cursor on the connected-user lists (issue 20.6): `cursor`, in the
+// One name for the next page's cursor on the connected-user lists: `cursor`, in the
 // query and in the answer, whatever the key. `GET /v1/approvals` answered a `business` key with
 // `nextCursor` only, where the audit log and the users list answer `cursor` to the same key; it
 // now answers `cursor`, and `nextCursor` too (the same value) until the date the README gives.

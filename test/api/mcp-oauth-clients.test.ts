@@ -834,7 +834,7 @@ describe('MCP OAuth clients: create_mcp_oauth_client validation', () => {
     ]);
   });
 
-  // SPEC.md §8's 1 to 100 characters is checked first; a name within it must then be a catalog
+  // The app name's limit of 1 to 100 characters is checked first; a name within it must then be a catalog
   // app. Names that are properties of every JavaScript object come in for a lookup done wrong.
   it.each([
     ['an app of 1 character', 'a'],

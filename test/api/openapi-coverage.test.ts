@@ -53,7 +53,7 @@ function servedOperations(app: Express): string[] {
 
 /**
  * Pages and machine endpoints that are not part of either interface (the client ID metadata
- * documents are for authorization servers, issue 21).
+ * documents are for authorization servers).
  */
 const OUTSIDE_THE_INTERFACES =
   /^(GET|POST|_ALL) \/(healthz|readyz|favicon\.(ico|svg)|connect\/|approvals\/review\/|openapi\/|codec\/|mcp(\/|$)|mcp-clients\/)/;

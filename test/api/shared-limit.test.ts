@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * A key's count taken from Postgres in blocks (issue 24.2): two limiters on one database stand
+ * A key's count taken from Postgres in blocks: two limiters on one database stand
  * for two API processes. Together they never admit more than the limit, a busy key costs one
  * statement per block, and concurrent requests share one block's statement.
  */

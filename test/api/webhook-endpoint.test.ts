@@ -128,7 +128,7 @@ describe('webhook endpoint', () => {
     'http://169.254.169.254/latest',
     'http://10.1.2.3/h',
     'http://[::ffff:192.168.0.1]/h',
-    // IPv6 forms that carry a loopback or metadata IPv4 address (issue 12).
+    // IPv6 forms that carry a loopback or metadata IPv4 address.
     'http://[::127.0.0.2]/h',
     'http://[64:ff9b::7f00:2]/h',
     'http://[2002:7f00:2::]/h',
