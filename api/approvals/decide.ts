@@ -36,7 +36,7 @@ export interface Decision {
   decidedBy: string;
   /** Where the decision link went, when the decision comes through one (the hosted page). */
   link?: LinkProvenance;
-  /** Issue 22.2: with an approval, allow the same action for a while. */
+  /** With an approval, allow the same action for a while. */
   grant?: GrantRequest;
 }
 
@@ -93,11 +93,12 @@ export function decisionRefusal(
 }
 
 /**
- * Every decision path (approve, reject, the management decision, the hosted page) comes here:
- * the approval must be pending and the decider allowed by the four-eyes rules (DESIGN.md §3),
- * and a decision link must not have gone through the held agent (link-provenance.ts), before the
- * Update goes to the workflow that holds the call, which checks the four-eyes rules again. A grant
- * (issue 22.2) is checked after those: only a decider allowed to approve can make one.
+ * Every decision path (approve, reject, the management decision, the hosted page) comes here: the
+ * approval must be pending and the decider allowed by the four-eyes rules (never the held agent;
+ * only those asked, when any are named), and a decision link must not have gone through the held
+ * agent (link-provenance.ts), before the Update goes to the workflow that holds the call, which
+ * checks the four-eyes rules again. A grant is checked after those: only a decider allowed to
+ * approve can make one.
  */
 export async function decideApproval(
   sql: Sql,

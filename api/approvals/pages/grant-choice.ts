@@ -13,9 +13,9 @@ export function grantLengths(maxSeconds: number): number[] {
 }
 
 /**
- * Issue 22.2: beside Approve, the choice to let the same action through without asking for a
- * while. Shown only when the policy allows grants (`maxSeconds` > 0); "only this call" is chosen
- * until the approver picks otherwise, and the choice is ignored by Reject.
+ * Beside Approve, the choice to let the same action through without asking for a while. Shown only
+ * when the policy allows grants (`maxSeconds` > 0); "only this call" is chosen until the approver
+ * picks otherwise, and the choice is ignored by Reject.
  */
 export function grantChoice(approval: ApprovalView, maxSeconds: number): Html | null {
   const lengths = grantLengths(maxSeconds);

@@ -1,9 +1,8 @@
 import { html, type Html } from '../../connect/pages/html.js';
 
 /**
- * What will run once approved (DESIGN.md §4 `request`), shown whole: an action's input as JSON,
- * or the proxy request as it will be sent. Every value is escaped by `html`; nothing in a
- * request is ever markup.
+ * What will run once approved, shown whole: an action's input as JSON, or the proxy request as it
+ * will be sent. Every value is escaped by `html`; nothing in a request is ever markup.
  */
 export function requestDetails(request: Record<string, unknown>): Html {
   return typeof request.method === 'string' ? proxyRequest(request) : actionInput(request);

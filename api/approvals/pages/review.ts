@@ -20,7 +20,7 @@ export interface ReviewPageOptions {
   formToken: string;
   /** Why this link's approver may not decide (four eyes); the form is then left out. */
   refusal?: string | null;
-  /** The longest grant the policy allows with an approval (issue 22.2); 0 or absent: none. */
+  /** The longest grant the policy allows with an approval; 0 or absent: none. */
   maxGrantSeconds?: number;
 }
 
@@ -67,9 +67,9 @@ function decisionForm(options: ReviewPageOptions): Html {
 }
 
 /**
- * The page a decision link opens (DESIGN.md §4 "Approvers are people"): everything the approver
- * must see to judge the held call, and Approve / Reject as a POST. Opening it decides nothing,
- * so link previews and prefetchers are harmless.
+ * The page a decision link opens: everything the approver must see to judge the held call, and
+ * Approve / Reject as a POST. Opening it decides nothing, so link previews and prefetchers are
+ * harmless.
  */
 export function renderReviewPage(options: ReviewPageOptions): string {
   const branding = resolveBranding(options.branding);
