@@ -13,13 +13,13 @@ import {
 
 export type ApprovalDecidedPayload = WebhookPayload<
   'approval.decided',
-  // `grant` (issue 22.2): the grant the approval made, present only when it made one.
+  // `grant`: the grant the approval made, present only when it made one.
   { approval: PresentedApproval & { grant?: GrantView } }
 >;
 
 /**
- * Delivers `approval.decided` (DESIGN.md §4). The approval and the endpoint are read at each
- * attempt, so an endpoint fixed or removed during the retries is honoured.
+ * Delivers `approval.decided`, signed the Standard Webhooks way. The approval and the endpoint are
+ * read at each attempt, so an endpoint fixed or removed during the retries is honoured.
  */
 export function deliverApprovalDecidedActivity({ sql, config, logger }: WebhookDeps) {
   return async function deliverApprovalDecided(event: ApprovalEvent): Promise<DeliveryOutcome> {

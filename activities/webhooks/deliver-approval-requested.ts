@@ -16,7 +16,7 @@ export type ApprovalRequestedPayload = WebhookPayload<
 >;
 
 /**
- * Delivers `approval.requested` (DESIGN.md §4) with one signed decision link per decider the
+ * Delivers `approval.requested` with one signed decision link per decider the
  * policy asked (one generic link when it asked none), so an integration only forwards links.
  * The links are made here, at each attempt, and come out the same every time (their tokens are
  * derived): no token is ever in the workflow's input, result or failure.

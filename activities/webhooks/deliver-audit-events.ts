@@ -27,7 +27,7 @@ class AuditEventsNotSettled extends Error {
 }
 
 /**
- * Delivers the environment's next batch of audit events (issue 25.2): the events after the last
+ * Delivers the environment's next batch of audit events: the events after the last
  * one its receiver acknowledged, oldest first, up to the export's horizon (so none is skipped,
  * as an export skips none), each in the export's line format, in one signed POST. The endpoint
  * and its position are read at each attempt; a failure throws for Temporal to retry, and only

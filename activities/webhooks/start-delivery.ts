@@ -6,9 +6,9 @@ import { hasWebhookEndpoint } from '../db/webhook-endpoints.js';
 
 /**
  * Starts the workflow that delivers an approval event, on the caller's task queue, when the
- * environment has a webhook endpoint (issue 20: an environment without one has no delivery
+ * environment has a webhook endpoint (an environment without one has no delivery
  * workflows cluttering the Temporal UI's list; an endpoint set later hears of later events). A
- * local activity of the call workflow (issue 14): started as a child, the delivery cost the
+ * local activity of the call workflow: started as a child, the delivery cost the
  * approved call a failed workflow task and a whole replay before its retry could run. Started
  * again (a retried attempt, a replay), it finds the delivery already there, as its id is the
  * event's.
