@@ -3,7 +3,7 @@ import { beginMcpAuthorization } from './begin-authorization.js';
 import type { McpAuthDeps } from './deps.js';
 import { mcpConnectReadiness } from './readiness.js';
 
-/** The activities of an MCP app's connect flow (issue 21); its exchange and refresh share the catalog's. */
+/** The activities of an MCP app's connect flow; its exchange and refresh share the catalog's. */
 export function mcpAuthActivities(deps: McpAuthDeps) {
   return {
     beginMcpAuthorization: (input: McpStartInput) => beginMcpAuthorization(deps, input),

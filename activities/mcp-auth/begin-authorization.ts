@@ -23,7 +23,7 @@ import { clientForIdentity, isGone } from './provider-client.js';
 import { metadataUrlOf, type McpAuthDeps } from './deps.js';
 
 /**
- * `/connect/<token>/start` for an MCP app (issue 21): discovers the server's authorization
+ * `/connect/<token>/start` for an MCP app: discovers the server's authorization
  * server, decides who Gatehouse is there (identity.ts), and lets the SDK's `auth()` register
  * if it must and build the authorize URL (resource indicator, scope, PKCE S256, state). The
  * attempt is recorded with what it presented, so the callback's exchange goes to the same

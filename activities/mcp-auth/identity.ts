@@ -41,7 +41,7 @@ function expired(registration: McpClientRegistration, now: Date): boolean {
 }
 
 /**
- * Decides who Gatehouse is at this authorization server (issue 21, item 3): the app's selected
+ * Decides who Gatehouse is at this authorization server: the app's selected
  * MCP OAuth client when its issuer is the server discovery fetched the metadata for (never the
  * `issuer` the metadata states: discovery.ts refused metadata whose issuer is another's, and a
  * client is presented at its own issuer only); otherwise the environment's client

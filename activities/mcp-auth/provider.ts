@@ -91,7 +91,7 @@ function byoAuthentication(credentials: ByoCredentials): AddClientAuthentication
 
 /**
  * The SDK's `OAuthClientProvider` for one authorization step of one connect attempt or
- * connection (issue 21): the SDK runs the flow (resource indicator, scope, PKCE, registration,
+ * connection: the SDK runs the flow (resource indicator, scope, PKCE, registration,
  * token request) and this object hands it what Postgres holds and keeps what it produces until
  * the caller stores it. It holds no tokens of a connection: refreshes call the SDK's
  * `refreshAuthorization` with this object's client.

@@ -7,7 +7,7 @@ import { DiscoveryUnreachable, MetadataMismatch, discoverAuthorization } from '.
 import { planIdentity } from './identity.js';
 
 /**
- * Whether a connect link for an MCP app can work, asked when the link is created (issue 21), so
+ * Whether a connect link for an MCP app can work, asked when the link is created, so
  * its creator learns what to set before an end user meets a broken page: the same discovery and
  * choice as the start of a connect, without registering or recording anything.
  */

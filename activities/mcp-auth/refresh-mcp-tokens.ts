@@ -35,7 +35,7 @@ function resultOf(connection: Connection, refreshed: boolean): RefreshResult {
 }
 
 /**
- * One refresh of an MCP app's connection (issue 21), inside its `refresh/<connection id>`
+ * One refresh of an MCP app's connection, inside its `refresh/<connection id>`
  * workflow like every other: the SDK's `refreshAuthorization` at the authorization server it was
  * authorised with, with its resource indicator and the client that made it. A retired BYO
  * client, a refused registration, no refresh token or `invalid_grant` leave the grant dead: the
