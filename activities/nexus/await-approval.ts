@@ -22,7 +22,7 @@ const SETTLING_MS = 1_000;
 
 /**
  * Waits for a held call's approval to leave `pending`, for at most five minutes or until
- * `untilMs`, and says where it stands. The wait is the call workflow's own (issue 23.1's
+ * `untilMs`, and says where it stands. The wait is the call workflow's own (its
  * `awaitDecision` Update, on the workflow clock, at most a minute per Update), so a decision is
  * noticed as the decide Update records it, and nothing polls: one approval read per Update (a
  * minute), none per second. An expiry or a cancellation ends the hold, which ends the Update;

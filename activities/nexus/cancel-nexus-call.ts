@@ -8,7 +8,7 @@ import { findApprovalById, settleApproval } from '../db/approvals.js';
 import { insertAuditEvents } from '../db/audit-events.js';
 
 /**
- * The caller cancelled its `runAction` operation before the call ran (issue 23.3). The approval
+ * The caller cancelled its `runAction` operation before the call ran. The approval
  * is settled `cancelled` in Postgres first, in the one statement that also settles decisions
  * (`where status = 'pending'`): from then on an approve is 409, whoever sends it. Then the call
  * workflow is told (the `cancel` signal a user's deletion sends), and ends without running the

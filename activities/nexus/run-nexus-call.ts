@@ -33,7 +33,7 @@ function outcomeOfError(error: ApiError): NexusCallOutcome {
  */
 export function runNexusCallActivity(deps: ActivityDeps) {
   // The API's own, so a call a Nexus operation starts links its audit event and trace in the
-  // Temporal UI as a REST call's does (issue 25.5).
+  // Temporal UI as a REST call's does.
   const calls = callWorkflowsFor(deps);
   return async function runNexusCall(
     start: NexusRunStart,
