@@ -11,7 +11,7 @@ import { startApprovalPerson, type ApprovalPerson } from './approval-person.js';
 import { summarize, type Measurement } from './measure.js';
 import type { BenchStack } from './stack.js';
 
-/** The three ways a backend gets a held call's approved result (issue 23.4). */
+/** The three ways a backend gets a held call's approved result. */
 export const APPROVAL_WAYS = {
   webhookRetry: 'retry after webhook',
   preferWait: 'Prefer: wait=30',
@@ -96,7 +96,7 @@ function roundTrips(
 }
 
 /**
- * The approval round trip three ways side by side (issue 23.4). The ways take turns round by
+ * The approval round trip three ways side by side. The ways take turns round by
  * round, so a drift of the machine's load during the run falls on all three alike. The Nexus
  * caller (its own namespace, endpoint and worker, as test/nexus sets them up) runs in this
  * process, beside the load generator, as the webhook receiver does.

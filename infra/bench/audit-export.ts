@@ -5,7 +5,7 @@ import { measure, type Measurement } from './measure.js';
 import { rssByRole } from './process-memory.js';
 import type { BenchStack } from './stack.js';
 
-/** Issue 25.2: "100,000 events in seconds on this machine". */
+/** The goal: 100,000 events exported in seconds on this machine. */
 const EVENTS = 100_000;
 
 export interface ExportResult extends Measurement {
@@ -49,7 +49,7 @@ async function seed(stack: BenchStack): Promise<void> {
 
 /**
  * `GET /v1/audit/export` of the whole environment, read to the end by a client that keeps up,
- * one export at a time, while the API's RSS is sampled every 100 ms: the time the issue asks
+ * one export at a time, while the API's RSS is sampled every 100 ms: the time the goal asks
  * for and the memory bound the README promises (one batch in memory, whatever the length).
  */
 export async function auditExportScenario(

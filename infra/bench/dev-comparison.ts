@@ -13,7 +13,7 @@ import { startBenchStack } from './stack.js';
 
 const resultsDir = fileURLToPath(new URL('./results', import.meta.url));
 
-/** The goal of issue 24.4: an allowed read on `gatehouse dev` within 1.3× the bench stack's. */
+/** The goal: an allowed read on `gatehouse dev` within 1.3× the bench stack's. */
 const GOAL = 1.3;
 
 /** Calls per turn: the two stacks take turns, so a change in the machine's load meets both. */
@@ -62,7 +62,7 @@ async function listTasks(target: Target): Promise<boolean> {
 }
 
 /**
- * `npm run bench -- --stack dev` (issue 24.4): the stack a user meets first, the real
+ * `npm run bench -- --stack dev`: the stack a user meets first, the real
  * `gatehouse dev` (one process for API, worker and demo app; Temporal's SQLite file), against
  * this benchmark's stack (separate API and worker processes, Temporal in memory), both up at
  * once. Each is warmed up, then both answer the same allowed read one call at a time, taking

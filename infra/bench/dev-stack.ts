@@ -7,7 +7,7 @@ import { walkConnectLink } from '../demo-app/scripted-connect.js';
 
 const cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
 
-/** `gatehouse dev` as a user runs it, for `npm run bench -- --stack dev` (issue 24.4). */
+/** `gatehouse dev` as a user runs it, for `npm run bench -- --stack dev`. */
 export interface DevStackUnderTest {
   apiUrl: string;
   /** The banner's agent key (standard, agent `demo-agent`). */

@@ -17,7 +17,7 @@ export interface HeldSettings {
   /** Sequential requests for each p50 (floor, allowed reads, each inbox page). */
   latencyRequests: number;
   throughputSeconds: number;
-  /** The most approvals in the burst, and rejections after it (issue 24: 1,000 each). */
+  /** The most approvals in the burst, and rejections after it (1,000 each). */
   burst: number;
   expiringTtlSeconds: number;
 }
@@ -85,7 +85,7 @@ function over<T>(calls: T[], concurrency: number, request: (call: T) => Promise<
 }
 
 /**
- * `npm run bench -- --held N` (issue 24): N distinct writes held at once across `users` users and
+ * `npm run bench -- --held N`: N distinct writes held at once across `users` users and
  * ten agents, then, with all pending: memory, the inbox, allowed calls beside them; then the
  * expiring tenth, a burst of approvals with their retries, and rejections.
  */

@@ -2,7 +2,7 @@ import { columns, ratio, type Row } from './columns.js';
 import type { HeldResult } from './held-calls.js';
 import type { Measurement } from './measure.js';
 
-/** The held-calls scenario's goals (issue 24), as ratios within its own run. */
+/** The held-calls scenario's goals, as ratios within its own run. */
 export function heldGoals(result: HeldResult) {
   const holdOverAllowed = ratio(result.hold.throughput, result.allowedC8.before.throughput);
   const allowedP50Change = ratio(result.allowed.during.p50, result.allowed.before.p50);

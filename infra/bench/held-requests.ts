@@ -10,7 +10,7 @@ export interface HeldCall {
   approvalId?: string;
 }
 
-/** The HTTP requests of the held-calls scenario (issue 24), each as a backend sends it. */
+/** The HTTP requests of the held-calls scenario, each as a backend sends it. */
 export function heldRequests(stack: BenchStack) {
   const api = stack.config.api.publicUrl;
   const approver = { authorization: `Bearer ${stack.approverKey}` };

@@ -8,7 +8,7 @@ import type { BenchStack } from './stack.js';
 
 const resultsDir = fileURLToPath(new URL('./results', import.meta.url));
 
-/** `--held [N]`: N = 1,000 with --quick, 10,000 otherwise (issue 24). */
+/** `--held [N]`: N = 1,000 with --quick, 10,000 otherwise. */
 export function heldCount(argv: string[], mode: 'quick' | 'full'): number | undefined {
   const at = argv.indexOf('--held');
   if (at < 0) return undefined;

@@ -3,7 +3,7 @@ import { upsertConnectedUser } from '../../activities/db/connected-users.js';
 import { readTokens, saveAuthorizedConnection } from '../../activities/db/connections.js';
 import type { BenchStack } from './stack.js';
 
-/** Who holds calls in the held-calls scenario (issue 24), made straight in Postgres. */
+/** Who holds calls in the held-calls scenario, made straight in Postgres. */
 export interface HeldCast {
   /** External ids of the users the calls are for. */
   users: string[];

@@ -119,9 +119,8 @@ const at = (runs: Throughput[], concurrency: number) =>
   runs.find((t) => t.concurrency === concurrency)?.throughput ?? 0;
 
 /**
- * Gatehouse ÷ the engine floor, from one run, with the goals they are held to: issue 24's (issue
- * 14 had asked 0.9× at c=32 and 1.2× at c=1; issue 24 set the bar where this machine can be held
- * to it).
+ * Gatehouse ÷ the engine floor, from one run, with the goals they are held to: set where this
+ * machine can be held to them, in place of an earlier 0.9× at c=32 and 1.2× at c=1.
  */
 function floorRatios(results: Results) {
   const { floor, action, proxy } = results.throughput;
@@ -180,7 +179,7 @@ function floorRatios(results: Results) {
  * `npm run bench [-- --quick] [-- --scale-out]`: what a call through Gatehouse costs next to
  * the engine's own floor and to calling the app directly, measured on one machine in one run.
  */
-/** The policy simulation alone (`--only simulate`): issue 22.3's 10,000 calls in seconds. */
+/** The policy simulation alone (`--only simulate`): its goal is 10,000 calls in seconds. */
 function simulationLine(simulation: SimulationResult): string {
   return (
     `policy simulation of ${String(simulation.calls)} calls: p50 ${String(simulation.p50)} ms, ` +
@@ -250,7 +249,7 @@ async function main(): Promise<void> {
     process.stdout.write(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
   };
   if (process.argv.includes('--stack')) {
-    // `gatehouse dev` against this benchmark's stack, in one run (issue 24.4).
+    // `gatehouse dev` against this benchmark's stack, in one run.
     await compareDevStack(process.argv[process.argv.indexOf('--stack') + 1], settings, log);
     return;
   }

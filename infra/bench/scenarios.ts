@@ -15,7 +15,7 @@ export interface Settings {
   throughputSeconds: number;
   /** Allowed action runs at each. */
   concurrencies: number[];
-  /** The engine floor, actions and the proxy side by side at each (issue 14). */
+  /** The engine floor, actions and the proxy side by side at each. */
   comparedConcurrencies: number[];
   stormSize: number;
 }
@@ -34,10 +34,10 @@ export interface Results {
   /** An empty update-with-start workflow: the engine's own round trip, Gatehouse's floor. */
   floor: Measurement;
   action: Measurement;
-  /** The same allowed read as `action`, as an MCP client sends it: `tools/call` (issue 13). */
+  /** The same allowed read as `action`, as an MCP client sends it: `tools/call`. */
   mcp: Measurement;
   proxy: Measurement;
-  /** A remote MCP server's tool as an action (issue 21): `everything.echo`, a whole call. */
+  /** A remote MCP server's tool as an action: `everything.echo`, a whole call. */
   remoteTool: Measurement;
   /** The same `tools/call` sent to the server itself, as the call's upstream step sends it. */
   directTool: Measurement;
@@ -53,7 +53,7 @@ export interface Results {
 
 /**
  * The calls a benchmark makes. Every governed call carries a fresh Idempotency-Key: identical
- * calls would share one workflow (DESIGN.md §4), and the point is the cost of a whole call.
+ * calls would share one open workflow, and the point is the cost of a whole call.
  */
 function client(stack: BenchStack) {
   const auth = { authorization: `Bearer ${stack.key}` };
@@ -155,7 +155,7 @@ function client(stack: BenchStack) {
       const body = (await response.json()) as { error?: { approval?: { id: string } } };
       return body.error?.approval?.id ?? null;
     },
-    /** Four eyes (DESIGN.md §3): the agent whose call is held cannot decide it. */
+    /** Four eyes: the agent whose call is held cannot decide it. */
     async approve(id: string): Promise<boolean> {
       const response = await fetch(`${api()}/v1/approvals/${id}/approve`, {
         method: 'POST',

@@ -6,7 +6,7 @@ import type { CallRequest, CallTargetInput } from '../../workflows/call-types.js
 import { measure, type Measurement } from './measure.js';
 import type { BenchStack } from './stack.js';
 
-/** Calls recorded for the simulation, its most: the issue's "10,000 calls in seconds". */
+/** Calls recorded for the simulation, its most; the goal is 10,000 calls in seconds. */
 const CALLS = 10_000;
 
 /**
@@ -141,7 +141,7 @@ export interface SimulationResult extends Measurement {
 }
 
 /**
- * Issue 22.3: `POST /v1/policies/default/simulate?last=10000` over 10,000 recorded calls, timed
+ * `POST /v1/policies/default/simulate?last=10000` over 10,000 recorded calls, timed
  * whole (HTTP, reading the rows, judging each by both versions, the answer), one at a time.
  */
 export async function simulationScenario(

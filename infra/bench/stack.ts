@@ -28,13 +28,13 @@ export interface BenchStack {
   /** A Temporal client as the API makes it, for the engine-floor scenario. */
   temporal: Client;
   demo: DemoApp;
-  /** The calling agent's key: standard, as an agent's key should be (DESIGN.md §3). */
+  /** The calling agent's key: standard, so it calls but cannot decide or govern. */
   key: string;
   /** Another agent's full key, which decides the calls held for `key` (four eyes). */
   approverKey: string;
   /**
-   * `@modelcontextprotocol/server-everything` registered as the remote MCP app `everything`
-   * (issue 21): its Streamable HTTP endpoint, for the direct `tools/call` baseline.
+   * `@modelcontextprotocol/server-everything` registered as the remote MCP app `everything`:
+   * its Streamable HTTP endpoint, for the direct `tools/call` baseline.
    */
   mcpServerUrl: string;
   /** A connected user of the demo app, and a valid token of theirs for the direct baseline. */
