@@ -7,7 +7,7 @@ import type { Logger } from '../infra/logger.js';
 
 /**
  * At worker start-up, every environment whose endpoint takes `audit.event` has its delivery
- * workflow running (issue 25.2): the API starts it when delivery is turned on, and this brings
+ * workflow running: the API starts it when delivery is turned on, and this brings
  * back one that an operator terminated. A running one is left as it is.
  */
 export async function resumeAuditDeliveries(

@@ -45,7 +45,7 @@ export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
   const { config } = deps;
   const workflowBundle =
     deps.workflowBundle ?? (await bundleWorkflows({ tracing: Boolean(deps.tracing) }));
-  // Call inputs, app answers and headers are sealed before they reach Temporal (issue 12).
+  // Call inputs, app answers and headers are sealed before they reach Temporal.
   const dataConverter = deps.dataConverter ?? encryptedDataConverter(config.encryption);
   const activities = createActivities({
     sql: deps.sql,
@@ -73,7 +73,7 @@ export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
     workflowBundle,
     activities,
     dataConverter,
-    // Bounded whatever the heap (issue 24): the SDK's default grows with the heap limit (~2,300
+    // Bounded whatever the heap: the SDK's default grows with the heap limit (~2,300
     // workflows at Node's 4 GiB), and a held call would stay cached for as long as it waits. An
     // evicted call replays its few events when its decision or expiry comes.
     maxCachedWorkflows: config.worker.maxCachedWorkflows,
@@ -88,7 +88,7 @@ export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
       maxConcurrentWorkflowTaskExecutions: 200,
       maxConcurrentLocalActivityExecutions: 200,
       maxConcurrentActivityTaskExecutions: 200,
-      // The `gatehouse` Nexus service (issue 23.3), beside the workflows it starts: a Nexus
+      // The `gatehouse` Nexus service, beside the workflows it starts: a Nexus
       // endpoint targets this namespace and task queue.
       nexusServices: [gatehouseServiceHandler({ sql: deps.sql })],
     }),

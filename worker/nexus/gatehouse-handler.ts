@@ -59,7 +59,7 @@ async function callerOf(sql: Sql, headers: Record<string, string>): Promise<Nexu
 }
 
 /**
- * The `gatehouse` service's handlers (issue 23.3). `runAction` is a workflow-run operation: the
+ * The `gatehouse` service's handlers. `runAction` is a workflow-run operation: the
  * handler recognises the key, then starts `nexusRunAction` with the key's id, never the key, so
  * nothing of the secret reaches a history. The workflow id comes from the Nexus request id, which
  * Temporal keeps across its retries of the start: a retried start finds the same workflow. The
@@ -77,12 +77,12 @@ export function gatehouseServiceHandler(deps: { sql: Sql }) {
           // One operation, one workflow: a closed one is never started again under its id.
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [{ caller, request: input, operationRequestId: ctx.requestId }],
-          // What the operator filters by (DESIGN.md §8): known from the key, never the input.
+          // What an operator filters by in the Temporal UI: known from the key, never the input.
           typedSearchAttributes: [
             { key: searchAttributes.environment, value: caller.environmentName },
             { key: searchAttributes.agent, value: caller.agentId },
           ],
-          // Left clear by the codec only in the call summary's shape (DESIGN.md §8).
+          // Readable in the Temporal UI: the codec leaves this shape of call summary clear.
           staticSummary: `${action} for user ${user}, agent ${caller.agentId}`,
         });
       },
