@@ -139,7 +139,7 @@ describe('failed authentications per client address', () => {
 });
 
 describe('the codec endpoint and its sign-in form, at the default limit', () => {
-  /** The production limit (30 wrong keys a minute), as the issue measured it. */
+  /** The production limit (30 wrong keys a minute), not a lower one set for tests. */
   let api: TestApi;
   let full: TestKey;
 

@@ -26,7 +26,8 @@ const started = stopsAfterAll();
 
 beforeAll(async () => {
   // The webhook endpoint is set with stack.key, whose agent (test-agent) also makes the calls:
-  // the position of an agent holding a full key, as in issue 19.2.
+  // the position of an agent holding a full key, which can point the webhook at itself and so
+  // receive the decision links of its own held calls.
   approvals = started.add(await startApprovalStack());
   stack = approvals.stack;
   publicOrigin = new URL(stack.config.api.publicUrl).origin;

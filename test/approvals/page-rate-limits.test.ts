@@ -12,10 +12,10 @@ import {
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * Issue 19, item 9: the hosted pages count requests whose link is no good (unknown, malformed,
+ * The hosted pages count requests whose link is no good (unknown, malformed,
  * expired) per client address, and requests that use a good link per link. So a person whose
  * colleague behind the same address mistyped links is not locked out of a real one. Run with the
- * production limit (RATE_LIMIT_PAGES_PER_MINUTE, 120), as the issue measured it.
+ * production limit (RATE_LIMIT_PAGES_PER_MINUTE, 120), not a lower one set for tests.
  */
 let approvals: ApprovalStack;
 let stack: CallStack;

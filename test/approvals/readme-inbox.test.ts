@@ -1,4 +1,4 @@
-// The README's inbox example works where the README shows it (issue 20.7). The quick start is
+// The README's inbox example works where the README shows it. The quick start is
 // followed in order with the commands read from the README itself: "Govern calls" (a read, a held
 // write approved and run), its policy change, then the first block of "Decide as a person"
 // (its calls with the agent key, its inbox listings with the admin key). Under the default policy

@@ -1,4 +1,4 @@
-// Every hosted page, as a real browser lays it out (issue 20.8): the connect page, its success
+// Every hosted page, as a real browser lays it out: the connect page, its success
 // and error pages, the approval review page, the decided pages, the page of a link already used,
 // and the codec sign-in page. Each is reached for real on the test stack, then laid out in
 // headless Chromium at a phone width and a desktop width (screenshots in `screenshots/`, git-
@@ -27,7 +27,7 @@ const PHOTOGRAPHED = [390, 1280];
 /** Where the layout is checked: small phones up to desktops. */
 const CHECKED = [320, 336, 352, 360, 375, 390, 400, 414, 430, 480, 600, 768, 1024, 1280];
 
-/** Hyphenated and underscored on purpose: the ids the issue saw broken. */
+/** Hyphenated and underscored on purpose: ids like these were seen broken across lines. */
 const AGENT = 'demo-agent';
 const USER = 'u_123';
 

@@ -96,7 +96,7 @@ describe('the payload codec', () => {
       expect(await openOne(codec, payload)).toEqual(callInput);
   });
 
-  it('opens a payload sealed in format 1 (a key per payload), as histories before issue 14 hold', async () => {
+  it('opens a payload sealed in format 1 (a key per payload), as older histories hold', async () => {
     // Sealed by the format 1 codec under a key of 32 bytes of 7, id k1.
     const formatOne: Payload = {
       metadata: {
@@ -117,7 +117,7 @@ describe('the payload codec', () => {
     );
   });
 
-  it('opens a payload sealed in format 2 (a key per process and salt), as histories before issue 19 hold', async () => {
+  it('opens a payload sealed in format 2 (a key per process and salt), as older histories hold', async () => {
     // Sealed by the format 2 codec under a key of 32 bytes of 7, id k1.
     const formatTwo: Payload = {
       metadata: {
