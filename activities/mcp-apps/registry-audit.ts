@@ -2,7 +2,7 @@ import type { Db } from '../../infra/database/client.js';
 import type { AuditDecision } from '../../workflows/call-types.js';
 import { insertAuditEvents } from '../db/audit-events.js';
 
-/** What an operator did to a remote MCP app (issue 21). */
+/** What an operator did to a remote MCP app. */
 export type RegistryOperation = 'register' | 'refresh' | 'accept' | 'update' | 'delete';
 
 /** Who did it, and through what: the API (a key's agent) or the command line (`cli`). */

@@ -1,5 +1,5 @@
 /**
- * Remote MCP servers registered as apps of an environment (issue 21): register, refresh, accept
+ * Remote MCP servers registered as apps of an environment: register, refresh, accept
  * a snapshot, change settings, delete. Each change is written with its audit event in one
  * transaction (registry-audit.ts). Shared by the management API and the command line.
  */

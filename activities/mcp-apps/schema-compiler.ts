@@ -5,7 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { isCpuBudgetSpent, withinCpuBudget } from '../../infra/cpu-budget.js';
 
 /**
- * Remote MCP tools' JSON Schemas, compiled and run with ajv (issue 21). Runs only in the schema
+ * Remote MCP tools' JSON Schemas, compiled and run with ajv. Runs only in the schema
  * thread (schema-thread.ts): compiling is synchronous, and a schema a server chooses can take
  * seconds to compile (30 tools of ~62 KB held an API's event loop 12 s), so it is done where it
  * cannot stall anyone's event loop, each step under a budget that V8 enforces.

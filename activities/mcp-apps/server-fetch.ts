@@ -51,7 +51,7 @@ function headersOf(raw: string[]): Headers {
 
 /**
  * The fetch the MCP SDK's client transport and discovery use to reach a remote MCP server
- * registered as an app (issue 21). Like webhook deliveries, and unless `allowPrivate`: an
+ * registered as an app. Like webhook deliveries, and unless `allowPrivate`: an
  * IP-literal host must be public, and a name is resolved by the guarded lookup, so the address
  * checked is the address connected to (a DNS answer that changes after registration cannot
  * reach the internal network). Redirects are never followed here: the SDK follows those within

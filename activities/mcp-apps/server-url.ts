@@ -18,7 +18,7 @@ function isLoopback(url: URL): boolean {
 }
 
 /**
- * Why `raw` may not be registered as a remote MCP server's URL, or null when it may (issue 21).
+ * Why `raw` may not be registered as a remote MCP server's URL, or null when it may.
  * https only, as the MCP authorization spec requires of servers; plain http only on a loopback
  * host and only with `allowPrivate` (MCP_APPS_ALLOW_PRIVATE: development and tests). Loopback,
  * private and link-local addresses are refused unless `allowPrivate`, by the same checks as

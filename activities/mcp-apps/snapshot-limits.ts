@@ -2,7 +2,7 @@ import { valueNestsDeeperThan } from '../../infra/json-nesting.js';
 import { MCP_TOOL_NAME, type McpToolDefinition } from '../../workflows/catalog/mcp-tools.js';
 
 /**
- * What a snapshot of a remote MCP server's tools may hold (issue 21). A server is whatever its
+ * What a snapshot of a remote MCP server's tools may hold. A server is whatever its
  * operator runs, so its listing is bounded before anything keeps it: the snapshot is stored,
  * shown whole by the app's GET and read by every call to the app.
  */

@@ -5,7 +5,7 @@ import type { SchemaQuestion, SchemaReply, SchemaRequest } from './schema-thread
 export type { InputIssue } from './schema-compiler.js';
 
 /**
- * A remote MCP tool's input schema (issue 21): compiled when a listing is checked, and run
+ * A remote MCP tool's input schema: compiled when a listing is checked, and run
  * against a tool's input before any workflow starts and again when a held call runs. ajv
  * compiles synchronously, and what a server's schema costs to compile is the server's choice
  * (30 tools of ~62 KB each held the API's event loop 12 s per refresh, /healthz included), so

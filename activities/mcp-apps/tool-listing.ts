@@ -159,7 +159,7 @@ async function authorizationOf(
 
 /**
  * Discovery and `tools/list` of a remote MCP server with the official SDK client over
- * Streamable HTTP (issue 21): its tools (every page, within the snapshot limits), or, for a
+ * Streamable HTTP: its tools (every page, within the snapshot limits), or, for a
  * server that answers 401, what the SDK's discovery finds of its authorization. Throws a
  * ListingError saying what went wrong. The session is ended (DELETE) before returning.
  */

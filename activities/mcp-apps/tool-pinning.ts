@@ -4,8 +4,8 @@ import { ToolSchemaUnusable, toolInputIssues } from './tool-input.js';
 import { toolStanding } from './tool-standing.js';
 
 /**
- * Why a call to a remote MCP tool may not run as the operator accepted it, or null when it may
- * (issue 21). Checked where every call is prepared, so it holds both when a call is made and when
+ * Why a call to a remote MCP tool may not run as the operator accepted it, or null when it may.
+ * Checked where every call is prepared, so it holds both when a call is made and when
  * a held call runs after its approval: the app must still be registered, the tool callable
  * (tool-standing.ts), graded as when the call was made (the grade is what the policy decided
  * on), and the input must fit the accepted input schema (calls use the accepted definition).

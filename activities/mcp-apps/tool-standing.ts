@@ -4,7 +4,7 @@ import { toolGrade, type McpToolDefinition } from '../../workflows/catalog/mcp-t
 import type { CallScope } from '../../workflows/catalog/index.js';
 
 /**
- * Whether a tool of a remote MCP app may be called now, by the pinning rule (issue 21): a tool
+ * Whether a tool of a remote MCP app may be called now, by the pinning rule: a tool
  * is trusted as of the snapshot an operator accepted, so it is callable only when it is in that
  * snapshot, inside the allow-list, and the server's newest listing still has it unchanged.
  * `tool` is the definition calls use (the accepted one), or, for a tool not accepted yet, the
