@@ -2,11 +2,11 @@ import type { Request } from 'express';
 import { InvalidApiKeyError } from '../errors.js';
 
 /**
- * A minted session's address: its token in the path, then `/mcp` (issue 20). Some MCP clients
- * treat an address whose path does not end in `/mcp` as a server's base and replace the path
- * with `/mcp` (the MCP Inspector's CLI 0.15.0, which npx installs on Node 20), which drops the
- * token; an address that ends in `/mcp` is used as given. Addresses minted before, with the token
- * last, keep answering: the final `/mcp` is optional.
+ * A minted session's address: its token in the path, then `/mcp`. Some MCP clients treat an address
+ * whose path does not end in `/mcp` as a server's base and replace the path with `/mcp` (the MCP
+ * Inspector's CLI 0.15.0, which npx installs on Node 20), which drops the token; an address that
+ * ends in `/mcp` is used as given. Addresses minted before, with the token last, keep answering:
+ * the final `/mcp` is optional.
  */
 export const SESSION_PATH = '/mcp/:secret{/mcp}';
 

@@ -251,7 +251,7 @@ async function connectResult(
   const client = app
     ? await chooseClientForNewConnection(sql, config, caller.environmentId, app.id)
     : null;
-  // A remote MCP app (issue 21) is connected through its authorization server: checked as
+  // A remote MCP app is connected through its authorization server: checked as
   // POST /v1/connect/links checks it, so the person is never sent to a page that cannot work.
   const notConnectable =
     action.kind === 'catalog'
@@ -293,7 +293,7 @@ async function connectResult(
   );
 }
 
-/** An expired connection: its reconnect link (SPEC.md §7), offered like a connect link. */
+/** An expired connection: its reconnect link, offered like a connect link. */
 function reconnectResult(
   ctx: ToolCallContext,
   action: DirectoryAction,

@@ -30,7 +30,7 @@ export function appAnswerResult(appName: string, body: Record<string, unknown>):
   });
 }
 
-/** A failure of Gatehouse's own envelope (SPEC.md §7), with its code and fields as over REST. */
+/** A failure in Gatehouse's own error envelope, with its code and fields as over REST. */
 export function envelopeResult(error: ApiError, message = error.message): CallToolResult {
   return toolResult(
     { error: { ...error.toEnvelope().error, message } },

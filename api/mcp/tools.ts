@@ -75,7 +75,7 @@ export interface ToolEntry {
   connected: boolean;
   /**
    * What the governing policy does with a call, before any approval: never a sure `deny`.
-   * `depends`: rule conditions decide on each call's arguments (issue 22).
+   * `depends`: rule conditions decide on each call's arguments.
    */
   decision: Exclude<Decision, 'deny'> | 'depends';
 }
@@ -127,8 +127,8 @@ export async function availableTools(sql: Sql, principal: McpPrincipal): Promise
     const isConnected = !needsConnection || connected.has(action.app);
     if (!isConnected && !principal.includeUnconnectedApps) return [];
     // Each environment is seeded with a `*` policy; without one nothing runs (prepare-call.ts).
-    // Before any call there is no input to judge conditions on: a tool is left out only where
-    // the policy denies it whatever its conditions make of the call (issue 22).
+    // Before any call there is no input to judge conditions on: a tool is left out only where the
+    // policy denies it whatever its conditions make of the call.
     const verdict = policy
       ? evaluatePolicy(policy, {
           kind: 'action',
