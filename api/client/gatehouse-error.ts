@@ -1,6 +1,6 @@
 import type { components } from './generated/connected-users.js';
 
-/** Every code Gatehouse answers with (SPEC.md §7 and the general ones), from the served document. */
+/** Every error code Gatehouse answers with, as the served document lists them. */
 export type ErrorCode = components['schemas']['Error']['error']['code'];
 
 /** The envelope's `error` object, as served: `code`, `message`, `retryable`, and fields of its code. */
