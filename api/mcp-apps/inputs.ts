@@ -6,8 +6,8 @@ import { MCP_TOOL_NAME } from '../../workflows/catalog/mcp-tools.js';
 import { InvalidRequestError } from '../errors.js';
 
 /**
- * The inputs of the remote MCP app operations (issue 21): the management API validates with
- * them, its OpenAPI document is made of them, and the command line checks its flags with them.
+ * The inputs of the remote MCP app operations: the management API validates with them, its OpenAPI
+ * document is made of them, and the command line checks its flags with them.
  */
 
 const appId = z
