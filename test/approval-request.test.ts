@@ -47,7 +47,7 @@ function storableInJsonb(value: unknown): boolean {
   return !/\\u0000|\\ud[89a-f][0-9a-f]{2}/i.test(JSON.stringify(value));
 }
 
-describe('the approval request (DESIGN.md §4)', () => {
+describe('the approval request', () => {
   it("shows an action's input, who asked and for whom", () => {
     const input = { title: 'x', notes: null };
     const target: ActionCall = {

@@ -7,7 +7,7 @@ const json = (value: unknown) => ({ kind: 'parsed', value }) as const;
 const raw = (text: string) =>
   ({ kind: 'raw', base64: Buffer.from(text).toString('base64') }) as const;
 
-describe('DESIGN.md §6: the app answer → the caller answer', () => {
+describe('the app answer → the caller answer', () => {
   it.each([
     [429, 'upstream_rate_limited'],
     [400, 'upstream_invalid_request'],
@@ -113,7 +113,7 @@ describe('DESIGN.md §6: the app answer → the caller answer', () => {
   });
 });
 
-describe('the call fingerprint (DESIGN.md §4)', () => {
+describe('the call fingerprint', () => {
   const base = { environmentId: 'e', agentId: 'a', userExternalId: 'u', idempotencyKey: undefined };
   const action = (input: unknown) =>
     callFingerprint({

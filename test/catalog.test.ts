@@ -20,7 +20,7 @@ describe('the app catalog', () => {
     }
   });
 
-  it('says in words what every scope it knows lets the product do (issue 15)', () => {
+  it('says in words what every scope it knows lets the product do', () => {
     for (const app of listApps()) {
       const known = [...app.oauth.defaultScopes, ...Object.keys(app.oauth.scopeGrades)];
       for (const scope of known) {
@@ -34,7 +34,7 @@ describe('the app catalog', () => {
     }
   });
 
-  it('says what its destructive actions do in the words of a scope it asks for (issue 20)', () => {
+  it('says what its destructive actions do in the words of a scope it asks for', () => {
     // The connect page lists these words: a person who allows "Create and change your tasks"
     // has also allowed deleting them, as the demo app's own consent page says.
     // Notion has no scopes at all (its consent screen lists the integration's capabilities).

@@ -70,7 +70,7 @@ describe('configuration', () => {
       idleInTransactionTimeoutMs: 5000,
     });
     // A taken call may wait for the app twice (a retry after a 401), plus bookkeeping.
-    // A held call's caller may wait a minute for its decision (Prefer: wait, issue 23.1).
+    // A held call's caller may wait a minute for its decision (Prefer: wait).
     expect(defaults.requests).toEqual({
       deadlineMs: 10_000,
       callAnswerMs: 90_000,

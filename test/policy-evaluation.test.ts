@@ -28,7 +28,7 @@ const createIssue = {
   scope: 'write',
 } as const;
 
-describe('policy evaluation (DESIGN.md §4)', () => {
+describe('policy evaluation', () => {
   it('falls back to the defaults for the scope', () => {
     expect(evaluatePolicy(policy([]), createIssue)).toEqual({
       decision: 'ask',
@@ -91,7 +91,7 @@ describe('policy evaluation (DESIGN.md §4)', () => {
   });
 });
 
-describe('the proxy, the action <app>.proxy (DESIGN.md §4)', () => {
+describe('the proxy, the action <app>.proxy', () => {
   /** acme's catalog actions as prepare-call lists them. */
   const acmeActions = [
     { action: 'acme.list_tasks', scope: 'read' },

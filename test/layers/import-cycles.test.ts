@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { importCycles, projectImportGraph } from '../../infra/tools/import-cycles.js';
 
-describe('import cycles (issue 24.5: the layers only point down)', () => {
+describe('import cycles (the layers only point down)', () => {
   it('finds none among the project’s own files, type-only imports included', () => {
     expect(importCycles(projectImportGraph(process.cwd()))).toEqual([]);
   });
