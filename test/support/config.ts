@@ -12,7 +12,7 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
     API_PORT: '0',
     LOG_LEVEL: 'debug',
     WEBHOOK_ALLOW_PRIVATE: 'true',
-    // The registry tests' MCP servers listen on loopback (issue 21).
+    // The registry tests' MCP servers listen on loopback.
     MCP_APPS_ALLOW_PRIVATE: 'true',
     // A loaded 2-core machine may take seconds to start a workflow: tests of behaviour must not
     // meet the production deadline (10 s); the outage tests set their own, shorter one.

@@ -1,5 +1,5 @@
 /**
- * `gatehouse dev` with another program in the race it must survive (issue 20.1): once the ports
+ * `gatehouse dev` with another program in the race it must survive: once the ports
  * are chosen, and before the services bind them, this takes every one of them that it can, as a
  * program starting at that moment would, and keeps them until the stack stops. It prints one
  * line per port: `took <service> <port>`, or `held <service> <port>` when Gatehouse already held

@@ -10,7 +10,7 @@ import { startOrUndo } from './stops.js';
 import { startTestWorker, type TestWorker } from './worker.js';
 
 /**
- * What connecting users to remote MCP apps touches (issue 21): a database, a worker, the API on a
+ * What connecting users to remote MCP apps touches: a database, a worker, the API on a
  * known port (authorization servers redirect back to it) and a full key of environment `test`.
  */
 export interface McpAuthStack {
@@ -62,7 +62,7 @@ export async function startMcpAuthStack(
 
 /**
  * A remote MCP server registered as an app of the stack's environment, written straight to the
- * table (registration through the management interface is another part of issue 21).
+ * table (registration through the management interface has tests of its own).
  */
 export async function registerMcpApp(
   stack: McpAuthStack,

@@ -8,7 +8,7 @@ import { installTemporalRuntime } from '../../infra/temporal/runtime.js';
 /**
  * Where a test run's logs go (README, "Test it"): the workers' warnings, the Temporal SDK's and
  * its core's. The test output keeps to what a developer reads there, PASS and FAIL lines and the
- * failures themselves (issue 20.9); this file has the rest, emptied when a run starts.
+ * failures themselves; this file has the rest, emptied when a run starts.
  */
 export const TEST_LOG = fileURLToPath(new URL('../../.data/logs/test-run.log', import.meta.url));
 
