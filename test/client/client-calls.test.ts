@@ -1,4 +1,4 @@
-// The typed client (issue 23.2) against the real stack: typed operations of both interfaces, an
+// The typed client against the real stack: typed operations of both interfaces, an
 // error class per code with the fields of its code, and one Idempotency-Key per logical call,
 // kept across the client's own retries.
 import { beforeAll, describe, expect, it } from '@jest/globals';

@@ -1,4 +1,4 @@
-// The client's generated types cannot drift from the documents the service serves (issue 23.2):
+// The client's generated types cannot drift from the documents the service serves:
 // they are generated again here from the live documents of a running API, as `npm run
 // client:generate` writes them, and must equal the checked-in files byte for byte.
 import { beforeAll, describe, expect, it } from '@jest/globals';

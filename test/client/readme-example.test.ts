@@ -1,4 +1,4 @@
-// The README's backend example (issue 23.2, "Use the TypeScript client") runs as the README
+// The README's backend example ("Use the TypeScript client") runs as the README
 // shows it: the block between its markers, read from README.md, is saved in this repository and
 // run with tsx as a program of its own, importing `gatehouse/client` by the package's name. It
 // makes a held write, waits, and prints the approved result, which the app received once, while

@@ -1,4 +1,4 @@
-// The client's Standard Webhooks verifier (issue 23.2) on real deliveries: it answers the typed
+// The client's Standard Webhooks verifier on real deliveries: it answers the typed
 // `approval.requested` and `approval.decided` events, and refuses a tampered body, a wrong secret
 // and a replayed old delivery.
 import { beforeAll, describe, expect, it } from '@jest/globals';

@@ -1,4 +1,4 @@
-// `run(…, {waitForApproval})` (issue 23.2): a held write waits for a person's decision and
+// `run(…, {waitForApproval})`: a held write waits for a person's decision and
 // answers the approved result, run once; a rejection throws; the time running out throws the
 // approval to wait on later. The client sends the call with one Idempotency-Key throughout.
 import { beforeAll, describe, expect, it } from '@jest/globals';
@@ -13,7 +13,7 @@ interface Sent {
   method: string;
   path: string;
   key: string | null;
-  /** Whether the server honoured `Prefer: wait` (issue 23.1). */
+  /** Whether the server honoured `Prefer: wait`. */
   waited: boolean;
 }
 

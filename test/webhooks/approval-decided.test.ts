@@ -146,7 +146,8 @@ describe('approval.decided', () => {
           expires_at: approval.expiresAt.toISOString(),
           decided_by: 'alice',
           decided_at: approval.decidedAt?.toISOString(),
-          // What the policy in force now decides on the call (issue 19.5).
+          // What the policy in force now decides on the call: an approval outlives the policy
+          // that raised it, so the approver sees whether a newer version would still hold it.
           policy_in_force: { id: 'default', version: 1, decision: 'ask', rule: 'defaults.write' },
         },
       },
