@@ -1,4 +1,4 @@
-// Gatehouse's client ID metadata document (issue 21, item 3): what an authorization server reads
+// Gatehouse's client ID metadata document: what an authorization server reads
 // at the URL Gatehouse presents as its client id, built from the environment's MCP client
 // branding, and only where PUBLIC_URL is https.
 import { beforeAll, describe, expect, it } from '@jest/globals';

@@ -1,4 +1,4 @@
-// A person connecting a remote MCP app in a real browser (issue 21, "Done means"): the hosted
+// A person connecting a remote MCP app in a real browser, end to end: the hosted
 // link, Continue, the SDK example server's authorization server (which consents at once), and
 // back to Gatehouse's success page, the browser's attempt cookie surviving the round trip.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

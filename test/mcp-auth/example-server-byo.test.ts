@@ -1,4 +1,4 @@
-// The operator's own MCP OAuth clients at work (issue 21, item 3): registered at the MCP SDK's
+// The operator's own MCP OAuth clients at work: registered at the MCP SDK's
 // example authorization server out of band, added and selected through the management
 // interface; create, select, rotate and retire change what the authorization server receives.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

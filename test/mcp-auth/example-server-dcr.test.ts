@@ -1,5 +1,5 @@
 // Connecting a user to a remote MCP app whose authorization server Gatehouse registers itself
-// with (issue 21, items 3 and 4): the MCP SDK's example OAuth server, strict about resources,
+// with: the MCP SDK's example OAuth server, strict about resources,
 // through the hosted connect flow, showing what the authorization server received.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -1,5 +1,5 @@
 // An MCP app's connection refreshes through the same `refresh/<connection id>` workflow as any
-// connection (issue 21, item 4): one token request however many callers, the rotated refresh
+// connection: one token request however many callers, the rotated refresh
 // token kept. The SDK's example server issues no refresh tokens, so the authorization server here
 // is the demo app's (oidc-provider: refresh tokens rotated at each use). The grant is made
 // through the hosted flow of its catalog app, then the connection is made an MCP app's, with the

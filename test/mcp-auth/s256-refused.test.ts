@@ -1,4 +1,4 @@
-// An authorization server that does not advertise PKCE S256 is refused (issue 21, item 3): the
+// An authorization server that does not advertise PKCE S256 is refused: the
 // SDK itself goes ahead when `code_challenge_methods_supported` is absent. No real server this
 // project could run lacks S256 (the SDK's example server and the conformance suite's both
 // advertise it), so this negative case alone uses a stub: an MCP server's 401 and the two
