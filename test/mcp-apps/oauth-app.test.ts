@@ -1,6 +1,6 @@
-// A remote MCP server that asks for authorization, registered through the management interface
-// (issue 21): the MCP SDK's example OAuth server. No tools until a user connects; the first
-// snapshot, listed with that user's token at a refresh, waits for an operator's acceptance.
+// A remote MCP server that asks for authorization, registered through the management interface:
+// the MCP SDK's example OAuth server. No tools until a user connects; the first snapshot, listed
+// with that user's token at a refresh, waits for an operator's acceptance.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { api, startMcpAuthStack, type McpAuthStack } from '../support/mcp-auth-stack.js';
 import { walkMcpLink } from '../support/mcp-connect-walk.js';

@@ -1,5 +1,5 @@
 // Migration 018 gives keys made before `apps:read` and `apps:manage` existed what their level
-// gets now (issue 21): the back-fill statements, read from the migration itself, run again on keys
+// gets now: the back-fill statements, read from the migration itself, run again on keys
 // as they were before it.
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from '@jest/globals';

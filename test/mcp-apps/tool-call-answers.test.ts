@@ -11,7 +11,7 @@ import { settleOutcome } from '../../workflows/upstream-settlement.js';
 import { stopsAfterAll } from '../support/stops.js';
 
 /**
- * The upstream step of a call to a remote MCP tool (issue 21) against a server made with the
+ * The upstream step of a call to a remote MCP tool against a server made with the
  * official SDK's server: what each kind of answer becomes for the caller. The server asks for a
  * scope per tool, as MCP's authorization allows (a 403 `insufficient_scope` challenge naming the
  * scope it wants): no reference server does, so this one is made here from the SDK's own parts.
@@ -138,7 +138,7 @@ function answerOf(outcome: UpstreamOutcome): CallAnswer {
 
 const signal = new AbortController().signal;
 
-describe('a remote MCP tool call, answered (issue 21)', () => {
+describe('a remote MCP tool call, answered', () => {
   it('never reaches a loopback or private address unless MCP_APPS_ALLOW_PRIVATE says so', async () => {
     const before = seen.length;
     await expect(

@@ -1,4 +1,4 @@
-// A minted session's address survives MCP clients that rewrite URLs (issue 20): the MCP
+// A minted session's address survives MCP clients that rewrite URLs: the MCP
 // Inspector's CLI on Node 20 (0.15.0, what an unpinned npx installs there) replaces any path that
 // does not end in /mcp with /mcp, dropping the session's token. The address now ends in /mcp,
 // addresses minted before still answer, and a request that lost its token is told so.
@@ -38,7 +38,7 @@ function post(address: URL | string, headers: Record<string, string> = {}): Prom
   });
 }
 
-/** The address as minted before issue 20: the token last. */
+/** The address as older versions minted it: the token last. */
 const withoutFinalMcp = (url: string) => url.replace(/\/mcp$/, '');
 const secretOf = (url: string) => /\/mcp\/(gkmcp_[A-Za-z0-9_-]{32})/.exec(url)?.[1] ?? '';
 
@@ -59,7 +59,7 @@ describe('the session address', () => {
 
   it.each([
     ['as minted', (url: string) => url],
-    ['without the final /mcp (as minted before issue 20)', withoutFinalMcp],
+    ['without the final /mcp (as older versions minted it)', withoutFinalMcp],
     ['with a trailing slash', (url: string) => `${url}/`],
   ])('answers %s', async (_form, address) => {
     const mcp = await connectMcp(new URL(address(session.url)));

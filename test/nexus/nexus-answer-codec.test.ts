@@ -15,7 +15,7 @@ async function sealed(value: unknown, context: SerializationContext): Promise<bo
   return payload ? isEncrypted(payload) : false;
 }
 
-describe('the codec and Nexus answers (issue 23.3)', () => {
+describe('the codec and Nexus answers', () => {
   it('leaves clear the answer a Nexus caller receives, in its workflow’s own payloads only', async () => {
     expect(await sealed({ ok: true, data: { id: 't_1' } }, nexus)).toBe(false);
     expect(await sealed({ ok: false, data: 'no', upstream_status: 422 }, nexus)).toBe(false);

@@ -16,7 +16,7 @@ import { stopsAfterAll } from '../support/stops.js';
 import { eventually } from '../support/eventually.js';
 
 /**
- * README "Call Gatehouse from your Temporal workflows (Nexus)" (issue 23.3): a backend's workflow
+ * README "Call Gatehouse from your Temporal workflows (Nexus)": a backend's workflow
  * in its own namespace runs a held action through a Nexus endpoint, with its API key in the
  * operation's headers, and receives the app's answer once a person approves; the call runs
  * once, survives both sides' workers being replaced, and never runs if the caller cancels first.
@@ -101,7 +101,7 @@ describe('gatehouse.runAction through a Nexus endpoint', () => {
     expect(backing).toMatch(/^nexus\/test\//);
     const [call] = await stack.db.sql<{ workflowId: string }[]>`
       select workflow_id from approvals where id = ${approval.id}`;
-    // Issue 25.5: the call a Nexus operation started links its first request's audit event in
+    // The call a Nexus operation started links its first request's audit event in
     // the Temporal UI, as a REST call does.
     const details = await (
       await gatehouse.workflow.getHandle(call?.workflowId ?? '').describe()
