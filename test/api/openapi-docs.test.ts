@@ -174,7 +174,7 @@ describe('OpenAPI documents and /docs', () => {
         .map(([name, op]) => `${name} ${JSON.stringify(op.tags)}`);
       expect(untagged).toEqual([]);
     }
-    // The management interface keeps its one tag, as its contract says.
+    // Every management operation keeps the interface's one tag, Management.
     for (const [, op] of operationsOf(await documentAt('/openapi/management.json'))) {
       expect(op.tags).toEqual(['Management']);
     }
