@@ -834,8 +834,9 @@ describe('MCP OAuth clients: create_mcp_oauth_client validation', () => {
     ]);
   });
 
-  // The app name's limit of 1 to 100 characters is checked first; a name within it must then be a catalog
-  // app. Names that are properties of every JavaScript object come in for a lookup done wrong.
+  // The app name's limit of 1 to 100 characters is checked first; a name within it must then be
+  // a catalog app. Names that are properties of every JavaScript object come in for a lookup done
+  // wrong.
   it.each([
     ['an app of 1 character', 'a'],
     ['an app of 100 characters', long(100)],

@@ -39,9 +39,10 @@ function rewriteEvents(body: string, rewrite: (tools: ListedTool[]) => ListedToo
 }
 
 /**
- * A small HTTP proxy in front of a real MCP server that changes what its `tools/list` answers
- * (for the tests that pin an app's tool set): the server is the real one for everything else (initialize, calls,
- * sessions, streams), so a test can serve a changed tool set without a server of its own.
+ * A small HTTP proxy in front of a real MCP server that changes what its `tools/list` answers,
+ * for the tests that pin an app's tool set: the server is the real one for everything else
+ * (initialize, calls, sessions, streams), so a test can serve a changed tool set without a server
+ * of its own.
  * Only POSTs that carry a `tools/list` request are buffered; everything else is piped.
  */
 export async function startToolsListRewriter(target: string): Promise<ToolsListRewriter> {
