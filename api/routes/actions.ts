@@ -138,7 +138,7 @@ function summary(action: DirectoryAction) {
   return { action: action.id, scope: action.scope, description: action.description };
 }
 
-/** SPEC.md §4.1 `GET /v1/actions`, and each action's input schema (the same zod that validates runs). */
+/** `GET /v1/actions`, and each action's input schema (the same zod that validates runs). */
 export function actionRoutes(deps: ApiDeps): Router {
   const router = Router();
   const calls = callWorkflowsFor(deps);
@@ -154,7 +154,7 @@ export function actionRoutes(deps: ApiDeps): Router {
     res.json({ ...summary(action), app: action.app, input_schema: directoryInputSchema(action) });
   });
   router.post('/v1/actions/:action/run', async (req, res) => {
-    // Every refusal up to the call's start is audited (SPEC.md §1), the key's access included.
+    // Every refusal up to the call's start is audited, the key's access included.
     let found: DirectoryAction | null = null;
     const call = await refusable(
       deps,

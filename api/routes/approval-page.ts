@@ -56,10 +56,10 @@ function problemPage(
 }
 
 /**
- * The hosted approval page (DESIGN.md §4 "Approvers are people"), public and keyless: the
- * decision link's token is the credential, and the approver it names is `decided_by`. A GET
- * shows the request and never decides (link unfurlers open links); a POST decides through the
- * same workflow Update as the API, once it has shown it comes from the page itself.
+ * The hosted approval page, public and keyless: the decision link's token is the credential, and
+ * the approver it names is `decided_by`. A GET shows the request and never decides (link unfurlers
+ * open links); a POST decides through the same workflow Update as the API, once it has shown it
+ * comes from the page itself.
  */
 export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
   const router = Router();
@@ -155,7 +155,7 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
         problemPage(res, 'decision_invalid', branding);
         return;
       }
-      // Issue 22.2: a grant goes with Approve; the form's choice means nothing to Reject.
+      // A grant goes with Approve; the form's choice means nothing to Reject.
       const grant = decision === 'approve' ? grantFromForm(form) : null;
       if (grant === 'invalid') {
         problemPage(res, 'decision_invalid', branding);

@@ -26,7 +26,7 @@ const managementParam = z.strictObject({ approvalId: uuidString() });
 export const decideBody = z
   .strictObject({
     decision: z.enum(['approve', 'deny']),
-    // Issue 22.2: optional, so the contract is otherwise what it was.
+    // Optional, so a decision without a grant takes the body it always took.
     grant: grantRequestSchema.optional(),
   })
   .meta({ id: 'decide_approval_input' });
@@ -158,9 +158,9 @@ const listApprovalsManagementQuery = z
   .meta({ id: 'list_approvals_input' });
 
 /**
- * Until issue 20 this list answered a `business` key with `nextCursor` only, where every other
- * connected-user list answers `cursor` to every key. Both now carry the same value; `nextCursor`
- * goes after this date (README, "Decide as a person").
+ * This list once answered a `business` key with `nextCursor` only, where every other connected-user
+ * list answers `cursor` to every key. Both now carry the same value; `nextCursor` goes after this
+ * date (README, "Decide as a person").
  */
 export const NEXT_CURSOR_SENT_UNTIL = '2027-05-31';
 const nextCursorField = z
@@ -288,9 +288,9 @@ registerManagementOperation({
 });
 
 /**
- * SPEC.md §4.1 approvals and §4.2 get_approval / decide_approval: one set of approvals, decided
- * through the workflow Update of the call that waits on them (DESIGN.md §4), by deciders the
- * four-eyes rules allow (DESIGN.md §3).
+ * The connected-user approval routes and the management get_approval / decide_approval: one set of
+ * approvals, decided through the workflow Update of the call that waits on them, by deciders the
+ * four-eyes rules allow.
  */
 export function approvalRoutes(deps: ApiDeps): Router {
   const router = Router();
@@ -312,7 +312,7 @@ export function approvalRoutes(deps: ApiDeps): Router {
     });
   };
 
-  // DESIGN.md §3: the paths both interfaces define answer each audience in its own shape.
+  // The paths both interfaces define answer each audience in its own shape.
   router.get(
     '/v1/approvals',
     authorize({ operation: 'read', scope: 'approvals:read' }),
@@ -355,7 +355,7 @@ export function approvalRoutes(deps: ApiDeps): Router {
       ? { id: parse(managementParam, { approvalId: req.params.id }, 'path').approvalId }
       : parse(approvalParam, req.params, 'path');
     let approval = await loadApproval(deps.sql, caller.environmentId, id);
-    // Issue 23.1: `Prefer: wait=<s>` answers once a pending approval is decided, or at the end.
+    // `Prefer: wait=<s>` answers once a pending approval is decided, or at the end.
     const waitSeconds = honouredWaitSeconds(req, deps.config.requests.maxWaitSeconds);
     applyWaitPreference(res, waitSeconds);
     if (waitSeconds !== null && approval.status === 'pending') {

@@ -17,7 +17,7 @@ const appPath = z.strictObject({
 });
 
 // Which apps have an auth config is what `list_auth_configs` tells, so it takes the same scope;
-// every key has it by default (DESIGN.md §3), so any default key can read the catalog.
+// every key has it by default, so any default key can read the catalog.
 const requirement = { operation: 'read', scope: 'auth_configs:read' } as const;
 
 registerConnectedUserOperation({

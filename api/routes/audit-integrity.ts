@@ -108,7 +108,7 @@ function presentCheckpoint(row: AuditCheckpoint): z.infer<typeof checkpoint> {
   };
 }
 
-/** Issue 25: the audit trail's checkpoints and its export. Mounted before `/v1/audit/:event_id`. */
+/** The audit trail's checkpoints and its export. Mounted before `/v1/audit/:event_id`. */
 export function auditIntegrityRoutes(deps: ApiDeps): Router {
   const router = Router();
 

@@ -124,7 +124,7 @@ function presentItem(event: AuditEvent): z.infer<typeof listItem> {
   };
 }
 
-/** SPEC.md §2.5 and §4.1: the audit log, read-only. */
+/** The audit log, read-only: every call, the refused ones too. */
 export function auditRoutes(deps: ApiDeps): Router {
   const router = Router();
 
@@ -150,7 +150,7 @@ export function auditRoutes(deps: ApiDeps): Router {
       : null;
     res.json({
       ...presentItem(event),
-      // SPEC.md §2.5: present when an approval was raised, absent otherwise.
+      // Present when an approval was raised, absent otherwise.
       ...(event.approvalId
         ? { approval: { id: event.approvalId, status: approval?.status ?? 'unknown' } }
         : {}),

@@ -19,8 +19,8 @@ import { redirectUriField } from '../presenters/apps.js';
 
 export const createAuthConfigBody = z
   .strictObject({
-    // SPEC.md §8 gives `app` no minimum; an empty name passes here and is then refused like
-    // any other name that is not in the catalog.
+    // The management interface sets no minimum for `app`; an empty name passes here and is then
+    // refused like any other name that is not in the catalog.
     app: z
       .string()
       .max(100)
@@ -100,8 +100,8 @@ registerManagementOperation({
   },
 });
 
-// SPEC.md §4.2 puts `nextCursor` beside `data` for this list, which the shared helper's
-// `{data: output}` envelope cannot say; the registered 200 response is widened here.
+// This list answers `nextCursor` beside `data`, which the shared helper's `{data: output}` envelope
+// cannot say; the registered 200 response is widened here.
 registerManagementOperation({
   method: 'post',
   path: '/v1/auth-configs/{id}/disable',
@@ -143,7 +143,7 @@ function present(config: AuthConfig, redirectUri: string): AuthConfigOutput {
   };
 }
 
-/** SPEC.md §4.2 create_auth_config / list_auth_configs / disable_auth_config. */
+/** The management operations create_auth_config / list_auth_configs / disable_auth_config. */
 export function authConfigRoutes(deps: ApiDeps): Router {
   const router = Router();
   const redirectUri = connectRedirectUri(deps.config.api);

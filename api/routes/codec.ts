@@ -28,7 +28,7 @@ import {
 import { callerOf } from '../http/authorize.js';
 
 /**
- * The Temporal Web UI's remote codec (issue 12): the UI posts a workflow's encrypted payloads to
+ * The Temporal Web UI's remote codec: the UI posts a workflow's encrypted payloads to
  * `<endpoint>/decode` as protobuf JSON (`{payloads: [{metadata, data}]}`, bytes in base64) and
  * shows what comes back; `/encode` seals what an operator types into the UI. `temporal` CLI
  * commands speak the same protocol (`--codec-endpoint`, `--codec-auth`).
@@ -124,7 +124,7 @@ export function codecRoutes(
       uiReads: atUiOrigin(req) || (devSignInLink && uiOrigin !== null) ? uiOrigin : null,
       devSignInLink,
     });
-  /** Where a refused request leads (issue 20.4): the sign-in page, at the address it came to. */
+  /** Where a refused request leads: the sign-in page, at the address it came to. */
   const signInAt = (req: Request) =>
     `${atUiOrigin(req) && uiOrigin ? uiOrigin : config.api.publicUrl}${SESSION_PATH}`;
   /** And with `gatehouse dev`, the one step its banner offers. */
@@ -384,7 +384,7 @@ interface SessionPageOptions {
   /** The UI's origin when it already reads payloads through a codec endpoint of its own origin
    * (`gatehouse dev`'s, or a reverse proxy's): nothing to configure then, only to reload. */
   uiReads: string | null;
-  /** Whether `gatehouse dev`'s banner offers a one-step sign-in link (issue 20). */
+  /** Whether `gatehouse dev`'s banner offers a one-step sign-in link. */
   devSignInLink: boolean;
 }
 

@@ -35,9 +35,9 @@ import type { PageLimits } from '../http/rate-limit.js';
 import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
 
 /**
- * The hosted connect flow (DESIGN.md §5), public and keyless: the link page, the redirect to the
- * app's consent page (state + PKCE, and a cookie binding the attempt to this browser), and the
- * callback, which only that browser may complete and whose code is exchanged by a workflow.
+ * The hosted connect flow, public and keyless: the link page, the redirect to the app's consent
+ * page (state + PKCE, and a cookie binding the attempt to this browser), and the callback, which
+ * only that browser may complete and whose code is exchanged by a workflow.
  */
 export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
   const router = Router();

@@ -81,7 +81,7 @@ export function connectLinkRoutes(deps: ApiDeps): Router {
       ]);
     }
     // Checked now so the caller learns at once, not the end user on a broken page.
-    // A remote MCP server that asks for no authorization serves every user as it is (issue 21).
+    // A remote MCP server that asks for no authorization serves every user as it is.
     if (mcpApp?.auth === 'none') {
       throw new ConflictError(
         `App "${mcpApp.id}" is a remote MCP server that asks for no authorization: its users need no connection, and its tools can be called for any user as they are.`,

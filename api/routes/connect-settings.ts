@@ -117,7 +117,7 @@ function present(settings: ConnectSettings): z.infer<typeof connectSettingsOutpu
   };
 }
 
-/** SPEC.md §4.2 get_connect_settings / update_connect_branding. */
+/** The management operations get_connect_settings / update_connect_branding. */
 export function connectSettingsRoutes(deps: ApiDeps): Router {
   const router = Router();
   router.get(

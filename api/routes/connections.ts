@@ -110,8 +110,8 @@ registerConnectedUserOperation({
 });
 
 /**
- * The operator's MCP OAuth client was refused at a refresh (issue 21): they are told which, and
- * how to fix it; the connection is left as it was, so fixing the client is enough.
+ * The operator's MCP OAuth client was refused at a refresh: they are told which, and how to fix it;
+ * the connection is left as it was, so fixing the client is enough.
  */
 function refusedClientError(
   connection: Connection,
@@ -125,7 +125,7 @@ function refusedClientError(
   );
 }
 
-/** SPEC.md §4.1 connections: read, revoke, export, refresh and reconnect. */
+/** A user's connections: read, revoke, export, refresh and reconnect. */
 export function connectionsRoutes(deps: ApiDeps): Router {
   const router = Router();
   const workflows = connectionWorkflowsFor(deps);

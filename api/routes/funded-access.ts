@@ -54,7 +54,7 @@ function present(value: FundedAccess): z.infer<typeof fundedAccessOutput> {
   };
 }
 
-/** SPEC.md §4.2 get_funded_access / set_funded_access. */
+/** The management operations get_funded_access / set_funded_access. */
 export function fundedAccessRoutes(deps: { sql: Sql }): Router {
   const router = Router();
   router.get(

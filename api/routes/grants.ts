@@ -13,7 +13,7 @@ import { registerConnectedUserOperation } from '../openapi/registry.js';
 const MAX_GRANT_SECONDS = 30 * 24 * 3600;
 const grantFor = z.enum(['user', 'any_user']);
 
-/** Issue 22.2: what an approval may carry, on every decision path. */
+/** The grant an approval may carry, on every decision path. */
 export const grantRequestSchema = z
   .strictObject({
     for: grantFor.meta({
@@ -101,7 +101,7 @@ registerConnectedUserOperation({
   ],
 });
 
-/** `GET /v1/grants` and `DELETE /v1/grants/{id}` (issue 22.2). */
+/** `GET /v1/grants` and `DELETE /v1/grants/{id}`. */
 export function grantRoutes(deps: ApiDeps): Router {
   const router = Router();
 

@@ -3,11 +3,11 @@ import type { RegistryOperation } from '../../activities/mcp-apps/registry-audit
 import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '../errors.js';
 
 /**
- * A registry refusal in the API's envelope (issue 21). The server's own failures: not reached
- * (503 `upstream_unavailable`), too slow (504 `upstream_timeout`), each with the status a gateway
- * would give; not an MCP server, or tools beyond the snapshot limits, is the operator's URL at
- * fault when registering (400 naming `server_url`) and the registered server failing when
- * refreshing (503: it may answer again).
+ * A registry refusal in the API's envelope. The server's own failures: not reached (503
+ * `upstream_unavailable`), too slow (504 `upstream_timeout`), each with the status a gateway would
+ * give; not an MCP server, or tools beyond the snapshot limits, is the operator's URL at fault when
+ * registering (400 naming `server_url`) and the registered server failing when refreshing (503: it
+ * may answer again).
  */
 export function registryFailure(operation: RegistryOperation): (error: unknown) => never {
   return (error) => {

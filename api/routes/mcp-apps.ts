@@ -157,8 +157,8 @@ function actorOf(res: Response): RegistryActor {
 }
 
 /**
- * Remote MCP servers registered as apps (issue 21), per environment: an app of another
- * environment is not found. The work is the registry's (activities/mcp-apps/registry.ts).
+ * Remote MCP servers registered as apps, per environment: an app of another environment is not
+ * found. The work is the registry's (activities/mcp-apps/registry.ts).
  */
 export function mcpAppRoutes(deps: ApiDeps): Router {
   const router = Router();

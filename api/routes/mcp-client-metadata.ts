@@ -11,10 +11,10 @@ import type { ApiDeps } from '../deps.js';
 import { NotFoundError } from '../errors.js';
 
 /**
- * Gatehouse's client ID metadata document for an environment (issue 21): public, since an
- * authorization server fetches it to learn who the client presenting this URL is. Built from the
- * environment's MCP client branding; there is none without branding, nor where PUBLIC_URL is not
- * https (the document's URL is the client id, which must be https).
+ * Gatehouse's client ID metadata document for an environment: public, since an authorization server
+ * fetches it to learn who the client presenting this URL is. Built from the environment's MCP
+ * client branding; there is none without branding, nor where PUBLIC_URL is not https (the
+ * document's URL is the client id, which must be https).
  */
 export function mcpClientMetadataRoutes(deps: ApiDeps): Router {
   const router = Router();

@@ -25,9 +25,9 @@ import { expectNoBody, parse } from '../http/validate.js';
 import { registerManagementOperation, type ErrorExample } from '../openapi/registry.js';
 import { iso, optionalTimestamp, timestamp } from '../presenters/timestamps.js';
 
-// ---- Inputs (SPEC.md §4.2 request bodies, §8 limits) ----
+// ---- Inputs: request bodies and their length limits ----
 
-/** SPEC.md §8 counts characters, as JSON Schema's length keywords do: code points, not the
+/** The length limits count characters, as JSON Schema's length keywords do: code points, not the
  * UTF-16 units of `String#length`, so an emoji counts once. */
 function characterCount(value: string): number {
   return value.length - (value.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
@@ -81,7 +81,7 @@ const mcpOAuthClientPath = z.strictObject({ id: uuidString() });
 
 export const createMcpOAuthClientBody = z
   .strictObject({
-    // SPEC.md §8's length first, then the catalog (in the route): a caller learns both rules.
+    // The length limit first, then the catalog (in the route): a caller learns both rules.
     app: text({ min: 1, max: 100 }).meta({
       description: `A catalog app (${knownAppIds().join(', ')}) or a remote MCP app of the environment`,
     }),
@@ -372,8 +372,8 @@ function changed(change: McpOAuthClientChange): { data: z.infer<typeof mcpOAuthC
 }
 
 /**
- * SPEC.md §4.2 MCP OAuth clients and their branding, per environment (DESIGN.md §7). A client
- * of another environment is reported as not found, never as forbidden.
+ * MCP OAuth clients and their branding, per environment. A client of another environment is
+ * reported as not found, never as forbidden.
  */
 export function mcpOAuthClientRoutes(deps: ApiDeps): Router {
   const router = Router();

@@ -53,8 +53,8 @@ const actionId = z
   );
 
 /**
- * The filters' remote MCP apps must be apps of the caller's environment (issue 21); their tools
- * are not checked against a snapshot: a session may name a tool that will be accepted later.
+ * The filters' remote MCP apps must be apps of the caller's environment; their tools are not
+ * checked against a snapshot: a session may name a tool that will be accepted later.
  */
 async function checkRemoteApps(
   sql: Sql,
@@ -186,7 +186,7 @@ registerConnectedUserOperation({
   ],
 });
 
-/** `POST /v1/mcp/sessions` and `DELETE /v1/mcp/sessions/{id}` (issue 13). */
+/** `POST /v1/mcp/sessions` and `DELETE /v1/mcp/sessions/{id}`. */
 export function mcpSessionRoutes(deps: ApiDeps): Router {
   const router = Router();
   const body = createSessionBody(deps.config.mcp.sessionMaxTtlSeconds);

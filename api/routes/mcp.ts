@@ -32,9 +32,9 @@ function clientSessionOf(req: Request, deps: ApiDeps): ClientSession {
 }
 
 /**
- * MCP over Streamable HTTP (issue 13), stateless: each POST gets its own server and transport,
- * which end with the response. No GET stream (a stateless server has nothing to send on it) and
- * no DELETE (the session id holds no state to end): both 405, as the transport spec allows.
+ * MCP over Streamable HTTP, stateless: each POST gets its own server and transport, which end with
+ * the response. No GET stream (a stateless server has nothing to send on it) and no DELETE (the
+ * session id holds no state to end): both 405, as the transport spec allows.
  */
 /**
  * @param limited wraps a key check with the service's rate limits (api/http/rate-limit.ts), so

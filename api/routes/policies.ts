@@ -208,7 +208,7 @@ export function present(policy: StoredPolicy) {
   };
 }
 
-/** SPEC.md §4.1 policies, with the model of DESIGN.md §4. */
+/** Policies: list, read, replace; each replacement is a new version, and every version is kept. */
 export function policyRoutes(deps: ApiDeps): Router {
   const router = Router();
   router.get(
@@ -250,8 +250,8 @@ export function policyRoutes(deps: ApiDeps): Router {
     },
   );
 
-  // Separation of duties (DESIGN.md §3): the keys agents call with lack `policies:manage`, so a
-  // governed agent cannot rewrite the policy that governs it, nor move itself under another.
+  // Separation of duties: the keys agents call with lack `policies:manage`, so a governed agent
+  // cannot rewrite the policy that governs it, nor move itself under another.
   router.put(
     '/v1/policies/:id',
     authorize({ operation: 'write', scope: 'policies:manage' }),

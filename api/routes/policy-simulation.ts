@@ -44,7 +44,7 @@ registerConnectedUserOperation({
   ],
 });
 
-/** Issue 22: try a policy before it governs. */
+/** Try a policy before it governs. */
 export function policySimulationRoutes(deps: ApiDeps): Router {
   const router = Router();
   router.post('/v1/policies/:id/simulate', authorize(SIMULATE), async (req, res) => {

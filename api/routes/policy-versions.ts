@@ -42,7 +42,7 @@ registerConnectedUserOperation({
   errorExamples: [{ when: 'unknown policy', error: new NotFoundError('Policy "billing-bot"') }],
 });
 
-/** Issue 22: a policy's history stays readable. One version is GET .../versions/{version}. */
+/** A policy's history stays readable. One version is GET .../versions/{version}. */
 export function policyVersionRoutes(deps: ApiDeps): Router {
   const router = Router();
   router.get(

@@ -154,8 +154,8 @@ function refusedProxy(req: Request): RefusedCall {
 }
 
 /**
- * A remote MCP server registered as an app (issue 21) has no proxy: its tools are the only way
- * in, each governed as an action, so no rule can be gone around through the server's endpoint.
+ * A remote MCP server registered as an app has no proxy: its tools are the only way in, each
+ * governed as an action, so no rule can be gone around through the server's endpoint.
  */
 async function refuseRemoteApp(deps: ApiDeps, res: Response, app: string | null): Promise<void> {
   if (app === null || findApp(app)) return;
@@ -215,15 +215,15 @@ async function proxyCall(deps: ApiDeps, req: Request, res: Response): Promise<Ca
 }
 
 /**
- * SPEC.md §4.1 `ANY /v1/proxy/{app}/{path}`: the app's own API with the user's credentials,
- * graded by method, governed and audited like an action. Mounted before the JSON parser: the
- * body goes to the app as the bytes the caller sent.
+ * `ANY /v1/proxy/{app}/{path}`: the app's own API with the user's credentials, graded by method,
+ * governed and audited like an action. Mounted before the JSON parser: the body goes to the app as
+ * the bytes the caller sent.
  */
 export function proxyRoutes(deps: ApiDeps): Router {
   const router = Router();
   const calls = callWorkflowsFor(deps);
-  // Every refusal up to the call's start is audited (SPEC.md §1); the key's access is checked
-  // before the body is read.
+  // Every refusal up to the call's start is audited; the key's access is checked before the body is
+  // read.
   router.use(
     async (req, res, next) => {
       await refusable(

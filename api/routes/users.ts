@@ -98,7 +98,7 @@ async function userOf(sql: Sql, caller: Caller, externalId: string): Promise<Con
   return user;
 }
 
-/** SPEC.md §4.1: the connected users of the caller's environment and their connections. */
+/** The connected users of the caller's environment and their connections. */
 export function usersRoutes(deps: ApiDeps): Router {
   const router = Router();
   const workflows = connectionWorkflowsFor(deps);

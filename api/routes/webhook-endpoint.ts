@@ -88,8 +88,8 @@ function presentWebhookEndpoint(endpoint: WebhookEndpointView) {
 }
 
 /**
- * The environment's `approval.decided` endpoint (DESIGN.md §4). Changing it needs a full key:
- * whoever sets it receives every decision of the environment.
+ * The environment's `approval.decided` endpoint. Changing it needs a full key: whoever sets it
+ * receives every decision of the environment.
  */
 export function webhookEndpointRoutes(deps: ApiDeps): Router {
   const router = Router();
