@@ -1,0 +1,421 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { ConfigError } from '../config.js';
+import {
+  appSettings,
+  listAppsCommand,
+  showAppCommand,
+  withAppsEnvironment,
+  type AppsOptions,
+} from './apps.js';
+import {
+  approvalLinkCommand,
+  approvalLinkSettings,
+  type ApprovalLinkOptions,
+} from './approvals.js';
+import {
+  auditKeysCommand,
+  repairAuditCommand,
+  verifyAuditCommand,
+  type RepairAuditOptions,
+  type VerifyAuditOptions,
+} from './audit.js';
+import { exportAuditCommand, type ExportAuditOptions } from './audit-export.js';
+import { withCliDatabase } from './cli-database.js';
+import {
+  acceptMcpAppCommand,
+  mcpAppSettings,
+  refreshMcpAppCommand,
+  registerMcpAppCommand,
+  removeMcpAppCommand,
+  showMcpAppCommand,
+  updateMcpAppCommand,
+} from './mcp-apps.js';
+import { findApp } from '../../workflows/catalog/index.js';
+import { runDev } from './dev.js';
+import { simulatePolicyCommand, type SimulateOptions } from './policies.js';
+import { envCommand } from './env.js';
+import {
+  createEnvironmentCommand,
+  createKeyCommand,
+  listEnvironmentsCommand,
+  listKeysCommand,
+  parseAccess,
+  parseAudience,
+  parseEnvironmentName,
+  parseScopes,
+  revokeKeyCommand,
+  type CreateKeyOptions,
+} from './keys.js';
+import {
+  removeWebhookCommand,
+  setWebhookCommand,
+  showWebhookCommand,
+  webhookSettings,
+  type SetWebhookOptions,
+} from './webhooks.js';
+
+/**
+ * The production processes load the whole API or worker: only when one of them runs, so the
+ * other commands start quickly.
+ */
+const processes = () => import('./processes.js');
+
+/** The version in package.json, which the CLI ships beside. */
+function packageVersion(): string {
+  const manifest = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ) as { version?: unknown };
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+}
+
+/** Runs a command; failures print their message (never a stack trace) and exit 1. */
+function action<A extends unknown[]>(run: (...args: A) => Promise<unknown>) {
+  return async (...args: A) => {
+    try {
+      const output = await run(...args);
+      if (typeof output === 'string' && output) console.log(output);
+    } catch (error) {
+      const message =
+        error instanceof ConfigError || error instanceof Error ? error.message : String(error);
+      console.error(`gatehouse: ${message}`);
+      process.exitCode = 1;
+    }
+  };
+}
+
+/**
+ * The `gatehouse` command's definition, built without parsing or running anything: bin.js (through
+ * main.ts) parses the process's arguments with it, and the docs tests read it to check that every
+ * command line the docs show names a real command and real flags.
+ */
+export function buildProgram(): Command {
+  const program = new Command('gatehouse')
+    .description(
+      'Gatehouse: act on third-party apps for your users, under policy, approval and audit.',
+    )
+    .version(packageVersion(), '-V, --version', 'print the Gatehouse version')
+    .showHelpAfterError();
+
+  program
+    .command('dev')
+    .description(
+      'start the whole service locally with embedded defaults (Postgres, Temporal, demo app)',
+    )
+    .action(action(() => runDev()));
+  program
+    .command('env')
+    .description(
+      'print the running dev stack\'s address and keys as shell exports: eval "$(npx gatehouse env)"',
+    )
+    .action(action(envCommand));
+  program
+    .command('api')
+    .description('run the HTTP API (production process)')
+    .action(action(async () => (await processes()).runApi()));
+  program
+    .command('worker')
+    .description('run the Temporal worker (production process)')
+    .action(action(async () => (await processes()).runWorker()));
+  program
+    .command('migrate')
+    .description('bring the database schema up to date')
+    .action(action(async () => (await processes()).runMigrate()));
+  program
+    .command('tools')
+    .description(
+      'install the pinned Temporal binaries into .tools/ when they are not on this machine',
+    )
+    .action(
+      action(async () => {
+        const { ensureTemporalBinaries } = await import('../tools/temporal-binaries.js');
+        const { cli, testServer } = await ensureTemporalBinaries();
+        return `temporal: ${cli}\ntemporal-test-server: ${testServer}`;
+      }),
+    );
+
+  const envs = program.command('envs').description('manage environments');
+  envs
+    .command('create')
+    .description('create an environment (its default policy is seeded)')
+    .argument('<name>', 'environment name, e.g. production', parseEnvironmentName)
+    .action(
+      action((name: string) => withCliDatabase((sql) => createEnvironmentCommand(sql, name))),
+    );
+  envs
+    .command('list')
+    .description('list the environments')
+    .option('--json', 'print JSON instead of a table')
+    .action(
+      action((options: { json?: boolean }) =>
+        withCliDatabase((sql) => listEnvironmentsCommand(sql, options)),
+      ),
+    );
+
+  const keys = program.command('keys').description('manage API keys');
+  keys
+    .command('create')
+    .description('create an API key and print it once')
+    .requiredOption('--env <name>', 'environment the key belongs to')
+    .requiredOption('--access <level>', 'read_only | standard | full', parseAccess)
+    .option(
+      '--scopes <list>',
+      'comma-separated management scopes (default: by access level)',
+      parseScopes,
+    )
+    .option('--agent <id>', 'agent id that policies govern (default: the key name)')
+    .option('--audience <audience>', 'backend | business (default: backend)', parseAudience)
+    .option('--name <name>', 'a label for the key')
+    .action(
+      action((options: CreateKeyOptions) =>
+        withCliDatabase((sql) => createKeyCommand(sql, options)),
+      ),
+    );
+  keys
+    .command('list')
+    .description("list an environment's keys (never their secrets)")
+    .requiredOption('--env <name>', 'environment whose keys to list')
+    .option('--json', 'print JSON instead of a table')
+    .action(
+      action((options: { env: string; json?: boolean }) =>
+        withCliDatabase((sql) => listKeysCommand(sql, options.env, options)),
+      ),
+    );
+  keys
+    .command('revoke')
+    .description('revoke a key at once')
+    .argument('<id>', 'key id')
+    .action(action((id: string) => withCliDatabase((sql) => revokeKeyCommand(sql, id))));
+
+  const webhooks = program
+    .command('webhooks')
+    .description("manage an environment's webhook endpoint (approval.requested, approval.decided)");
+  webhooks
+    .command('set')
+    .description('point the environment at a webhook receiver (prints a new signing secret once)')
+    .requiredOption('--env <name>', 'environment whose approvals are reported')
+    .requiredOption('--url <url>', 'the receiver (http or https)')
+    .option('--secret <whsec_…>', 'signing secret (default: a new one, printed once)')
+    .action(
+      action(async (options: SetWebhookOptions) => {
+        const settings = await webhookSettings();
+        return withCliDatabase((sql) => setWebhookCommand(sql, settings, options));
+      }),
+    );
+  webhooks
+    .command('show')
+    .description("show the environment's webhook receiver (never its secret)")
+    .requiredOption('--env <name>', 'environment whose receiver to show')
+    .action(
+      action(async (options: { env: string }) => {
+        const settings = await webhookSettings();
+        return withCliDatabase((sql) => showWebhookCommand(sql, settings, options.env));
+      }),
+    );
+  webhooks
+    .command('remove')
+    .description("remove the environment's webhook receiver")
+    .requiredOption('--env <name>', 'environment whose receiver to remove')
+    .action(
+      action((options: { env: string }) =>
+        withCliDatabase((sql) => removeWebhookCommand(sql, options.env)),
+      ),
+    );
+
+  const audit = program
+    .command('audit')
+    .description(
+      'the audit trail: verify its checkpoints and hashes, repair a forked chain, export it (README "Audit integrity")',
+    );
+  audit
+    .command('verify')
+    .description(
+      'recompute every hash, Merkle root, chain link and signature; exit 1 on a mismatch',
+    )
+    .option('--env <name>', 'one environment (default: all)')
+    .option('--since <time>', 'only checkpoints sealed since this ISO time')
+    .option('--public-keys <file>', 'trusted keys {"<key id>": "<PEM>"} instead of the database')
+    .action(
+      action((options: VerifyAuditOptions) =>
+        withCliDatabase((sql) => verifyAuditCommand(sql, options)),
+      ),
+    );
+  audit
+    .command('repair')
+    .description(
+      'mend a chain forked by overlapping checkpoints: they are kept and marked superseded by a signed repair, and their events resealed after the last good checkpoint (needs AUDIT_SIGNING_KEY)',
+    )
+    .option('--env <name>', 'one environment (default: all)')
+    .option('--public-keys <file>', 'trust only these keys for the checkpoints taken off the chain')
+    .option('--dry-run', 'say what would be done, change nothing')
+    .action(
+      action((options: RepairAuditOptions) =>
+        withCliDatabase((sql) => repairAuditCommand(sql, options)),
+      ),
+    );
+  audit
+    .command('keys')
+    .description('print the checkpoint signing public keys, as a --public-keys file')
+    .action(action(() => withCliDatabase((sql) => auditKeysCommand(sql))));
+  audit
+    .command('export')
+    .description(
+      'write the events as NDJSON, the lines of GET /v1/audit/export; an existing file is resumed after its last complete line',
+    )
+    .requiredOption('--out <file>', 'the file to write, or to complete when it exists')
+    .option('--env <name>', 'environment whose events to export', 'development')
+    .option('--since <time>', 'events at or after this ISO time')
+    .option('--until <time>', 'events before this ISO time')
+    .option('--user <id>', "one user's events (external id)")
+    .option('--decision <decision>', 'allowed, blocked, denied or failed')
+    .action(
+      action((options: ExportAuditOptions) =>
+        withCliDatabase((sql) => exportAuditCommand(sql, options)),
+      ),
+    );
+
+  const apps = program
+    .command('apps')
+    .description('the app catalog: what to register at each app, and what can be connected');
+  apps
+    .command('list')
+    .description('list the catalog apps and the redirect URI to register at each')
+    .option('--env <name>', "also show whose OAuth client the environment's new connections use")
+    .option('--json', 'print JSON instead of a table')
+    .action(
+      action(async (options: AppsOptions) => {
+        const settings = await appSettings();
+        return withAppsEnvironment(options, (environment) =>
+          listAppsCommand(settings, options, environment),
+        );
+      }),
+    );
+  apps
+    .command('show')
+    .description(
+      'show one app: its redirect URI, endpoints, scopes and actions; or, with --env, a remote MCP app: its tools, grades and snapshots',
+    )
+    .argument('<app>', 'the app key, e.g. github')
+    .option('--env <name>', "also show whose OAuth client the environment's new connections use")
+    .option('--json', 'print JSON instead of text')
+    .action(
+      action(async (app: string, options: AppsOptions) => {
+        const { env } = options;
+        // Not a catalog app: a remote MCP app of the environment.
+        if (env && !findApp(app)) {
+          return withCliDatabase((sql) => showMcpAppCommand(sql, app, { ...options, env }));
+        }
+        const settings = await appSettings();
+        return withAppsEnvironment(options, (environment) =>
+          showAppCommand(settings, app, options, environment),
+        );
+      }),
+    );
+
+  // Remote MCP servers registered as apps, as the management API's /v1/mcp-apps does.
+  const mcpAppCommand = <A extends unknown[]>(
+    run: (
+      sql: Parameters<typeof removeMcpAppCommand>[0],
+      settings: Awaited<ReturnType<typeof mcpAppSettings>>,
+      ...args: A
+    ) => Promise<string>,
+  ) =>
+    action(async (...args: A) => {
+      const settings = await mcpAppSettings();
+      return withCliDatabase((sql) => run(sql, settings, ...args));
+    });
+  apps
+    .command('register')
+    .description(
+      "register a remote MCP server as an app: lists its tools now and keeps them as snapshot 1, accepted by the registration unless the server's own annotations grade a tool as a read or a write (then review the grades with `apps show` and `apps accept --version 1`); a server that asks for authorization: once a user connected, `apps refresh` through the API",
+    )
+    .argument('<app>', 'the app id: a slug no catalog app has, e.g. linear-mcp')
+    .requiredOption('--env <name>', 'environment the app belongs to')
+    .requiredOption('--url <url>', "the server's Streamable HTTP endpoint (https)")
+    .option('--name <name>', 'its display name (default: the id)')
+    .option('--allow <tools>', 'only these tools become actions, comma-separated')
+    .option('--grade <tool=grade,…>', 'grade overrides: read, write or destructive per tool')
+    .option(
+      '--trust-annotations',
+      "accept snapshot 1 now, trusting the server's own annotations to grade its tools",
+    )
+    .option('--json', 'print JSON instead of text')
+    .action(mcpAppCommand(registerMcpAppCommand));
+  apps
+    .command('refresh')
+    .description(
+      "list a remote MCP app's tools again: a changed listing is a pending snapshot, whose new and changed tools are refused until accepted",
+    )
+    .argument('<app>', 'the app id')
+    .requiredOption('--env <name>', 'environment the app belongs to')
+    .option('--json', 'print JSON instead of text')
+    .action(mcpAppCommand(refreshMcpAppCommand));
+  apps
+    .command('accept')
+    .description('accept a snapshot of a remote MCP app: calls use its tool definitions')
+    .argument('<app>', 'the app id')
+    .requiredOption('--env <name>', 'environment the app belongs to')
+    .requiredOption('--version <n>', 'the snapshot reviewed (`pending` in apps show)')
+    .option('--json', 'print JSON instead of text')
+    .action(mcpAppCommand(acceptMcpAppCommand));
+  apps
+    .command('update')
+    .description("change a remote MCP app's name, tool allow-list or grade overrides")
+    .argument('<app>', 'the app id')
+    .requiredOption('--env <name>', 'environment the app belongs to')
+    .option('--name <name>', 'its display name')
+    .option('--allow <tools>', 'only these tools become actions, comma-separated')
+    .option('--allow-all', 'every tool becomes an action (clears the allow-list)')
+    .option('--grade <tool=grade,…>', 'replaces the grade overrides')
+    .option('--json', 'print JSON instead of text')
+    .action(mcpAppCommand(updateMcpAppCommand));
+  apps
+    .command('remove')
+    .description("delete a remote MCP app: its snapshots, and its users' connections (revoked)")
+    .argument('<app>', 'the app id')
+    .requiredOption('--env <name>', 'environment the app belongs to')
+    .action(mcpAppCommand(removeMcpAppCommand));
+
+  const policies = program.command('policies').description('try policies before they govern');
+  policies
+    .command('simulate')
+    .description(
+      "replay an environment's recorded calls through a candidate policy and its current version: what would change (nothing is written)",
+    )
+    .argument(
+      '<file>',
+      'the candidate, as PUT /v1/policies/{id} takes it (JSON; a saved GET answer works too)',
+    )
+    .option('--env <name>', 'environment whose calls to replay', 'development')
+    .option('--policy <id>', "the policy it is a version of (default: the file's id, else default)")
+    .option(
+      '--last <n>',
+      'the newest calls to replay, at most 10000 (default 1000; 10000 within --since/--until)',
+    )
+    .option('--since <time>', 'calls recorded at or after this ISO time')
+    .option('--until <time>', 'calls recorded before this ISO time')
+    .option('--json', 'print the JSON the API answers instead of a table')
+    .action(
+      action((file: string, options: SimulateOptions) =>
+        withCliDatabase((sql) => simulatePolicyCommand(sql, file, options)),
+      ),
+    );
+
+  const approvals = program.command('approvals').description('work with held calls');
+  approvals
+    .command('link')
+    .description('print a decision link for a pending approval, for a person to open')
+    .argument('<approval-id>', 'the approval to decide')
+    .requiredOption('--env <name>', 'environment the approval belongs to')
+    .option(
+      '--approver <name>',
+      'who decides through the link (default: the only decider asked, or approval-link when none is named)',
+    )
+    .action(
+      action(async (approvalId: string, options: ApprovalLinkOptions) => {
+        const settings = await approvalLinkSettings();
+        return withCliDatabase((sql) => approvalLinkCommand(sql, settings, approvalId, options));
+      }),
+    );
+  return program;
+}
