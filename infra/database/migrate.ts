@@ -1,11 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import Postgrator from 'postgrator';
+import { acceptRewordedMigrations } from './reworded-migrations.js';
 
 const migrationsDir = fileURLToPath(new URL('../migrations', import.meta.url));
 
 /** Arbitrary constant: every Gatehouse process that migrates takes this advisory lock first. */
 const MIGRATION_LOCK = 4_206_661;
+
+const SCHEMA_TABLE = 'schema_migrations';
 
 /**
  * Brings the schema to the newest version. Several API and worker processes may start at once,
@@ -21,9 +24,13 @@ export async function migrate(
     const postgrator = new Postgrator({
       migrationPattern: `${migrationsDir}/*.sql`,
       driver: 'pg',
-      schemaTable: 'schema_migrations',
+      schemaTable: SCHEMA_TABLE,
       execQuery: async (query: string) => ({ rows: await connection.unsafe(query).simple() }),
     });
+    // postgrator refuses a database whose stored checksum of an applied file differs from the
+    // file's; one migrated before a file's comments were reworded is let through here, and only
+    // for the earlier texts ./reworded-migrations.ts records.
+    await acceptRewordedMigrations(connection, SCHEMA_TABLE, await postgrator.getMigrations());
     const applied = await postgrator.migrate();
     return {
       applied: applied.map((m) => m.filename.replace(/^.*\//, '')),

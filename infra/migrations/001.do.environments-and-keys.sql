@@ -24,7 +24,7 @@ create table api_keys (
 create index api_keys_environment_idx on api_keys (environment_id);
 
 -- Funded access: whether the operator's own OAuth clients may stand in for an environment that
--- has no auth config for an app (DESIGN.md §5).
+-- has no auth config for an app. With neither, a connect link for that app cannot be made.
 create table funded_access (
   environment_id uuid primary key references environments (id) on delete cascade,
   enabled boolean not null,

@@ -80,8 +80,8 @@ create table connect_settings (
   updated_by text not null
 );
 
--- Every call through actions or the proxy (SPEC.md §2.5). Never updated or deleted by the API;
--- deleting a user keeps its history (no foreign key to connected_users).
+-- Every call through actions or the proxy, as the audit endpoints list it. Never updated or
+-- deleted by the API; deleting a user keeps its history (no foreign key to connected_users).
 create table audit_events (
   id uuid primary key,
   environment_id uuid not null references environments (id) on delete cascade,

@@ -1,5 +1,6 @@
--- Policies govern agents (DESIGN.md §4). The live version is in `policies`; every version ever
--- written, the live one included, is kept in `policy_versions` so audit can name the one that decided.
+-- Policies govern agents: they decide whether an agent's call is allowed, held for a person's
+-- approval or denied. The live version is in `policies`; every version ever written, the live one
+-- included, is kept in `policy_versions` so audit can name the one that decided.
 create table policies (
   environment_id uuid not null references environments (id) on delete cascade,
   id text not null check (id ~ '^[a-z0-9][a-z0-9-]{0,62}$'),

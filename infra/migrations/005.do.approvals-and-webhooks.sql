@@ -1,5 +1,6 @@
--- A held call's approval (DESIGN.md §4). The call workflow that waits on it is `workflow_id`;
--- identical calls share one pending approval, found by the call's fingerprint.
+-- A held call's approval: the call waits for a person to decide it, or for it to expire. The call
+-- workflow that waits on it is `workflow_id`; identical calls share one pending approval, found by
+-- the call's fingerprint.
 create table approvals (
   id uuid primary key,
   environment_id uuid not null references environments (id) on delete cascade,

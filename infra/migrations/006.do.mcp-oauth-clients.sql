@@ -1,6 +1,7 @@
--- The OAuth clients an environment brings for apps' MCP servers (SPEC.md §4.2, DESIGN.md §7).
--- The secret is sealed like every other (infra/encryption.ts, bound to the row id); the hint is
--- the last four characters, kept only for secrets long enough that four give little away.
+-- The OAuth clients an environment brings for apps' MCP servers (`/v1/mcp-oauth-clients`). A
+-- secret, once given, is never shown again: it is sealed like every other (infra/encryption.ts,
+-- bound to the row id); the hint is the last four characters, kept only for secrets long enough
+-- that four give little away.
 create table mcp_oauth_clients (
   id uuid primary key,
   environment_id uuid not null references environments (id) on delete cascade,

@@ -1,6 +1,6 @@
--- Idempotency-Key on POSTs (DESIGN.md §7): the first response is kept for 24 hours with a hash of
--- the request, so a retry is answered the same and a different request under the key is refused.
--- In Postgres, so every API instance sees the same keys.
+-- Idempotency-Key on POSTs: the first response is kept for 24 hours with a hash of the request, so
+-- a retry is answered the same and a different request under the key is refused. In Postgres, so
+-- every API instance sees the same keys.
 create table idempotency_keys (
   environment_id uuid not null references environments (id) on delete cascade,
   key text not null,

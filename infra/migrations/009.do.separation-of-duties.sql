@@ -1,5 +1,6 @@
--- Separation of duties (DESIGN.md §3). Reading policies used to need no scope: every key keeps
--- that as `policies:read`. Changing them now takes `policies:manage`, which full keys get.
+-- Separation of duties: a governed agent must not be able to switch governance off, by approving
+-- its own calls or rewriting its own policy. Reading policies used to need no scope: every key
+-- keeps that as `policies:read`. Changing them now takes `policies:manage`, which full keys get.
 update api_keys set scopes = array_append(scopes, 'policies:read')
   where not ('policies:read' = any (scopes));
 update api_keys set scopes = array_append(scopes, 'policies:manage')

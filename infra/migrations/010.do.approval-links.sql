@@ -1,8 +1,9 @@
--- Signed decision links (DESIGN.md §4 "Approvers are people"). A link names its approver, who
--- becomes `decided_by`, and is valid until its approval expires. Only the sha256 of the token is
--- kept: the token itself is derived again (HMAC of the approval id and the approver under a key
--- derived from ENCRYPTION_KEY) whenever a webhook delivery needs it, so a retried delivery
--- carries the same links and an inserted row is never replaced.
+-- Signed decision links: approvers are people, reached through the `approval.requested` webhook,
+-- which carries one link per approver asked, so a chat or e-mail integration only forwards links. A
+-- link names its approver, who becomes `decided_by`, and is valid until its approval expires. Only
+-- the sha256 of the token is kept: the token itself is derived again (HMAC of the approval id and
+-- the approver under a key derived from ENCRYPTION_KEY) whenever a webhook delivery needs it, so a
+-- retried delivery carries the same links and an inserted row is never replaced.
 create table approval_links (
   token_hash bytea primary key,
   approval_id uuid not null references approvals (id) on delete cascade,

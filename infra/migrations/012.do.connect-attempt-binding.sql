@@ -1,8 +1,7 @@
--- Issue 12. An OAuth attempt belongs to the browser that started it: `/connect/<token>/start`
--- sets a cookie named after `browser_ref` whose value only that browser holds; its SHA-256 is
--- kept here and the callback must bring the value back. Attempts started before this migration
--- have neither and are refused at the callback (the user opens the link again; attempts live
--- 15 minutes).
+-- An OAuth attempt belongs to the browser that started it: `/connect/<token>/start` sets a cookie
+-- named after `browser_ref` whose value only that browser holds; its SHA-256 is kept here and the
+-- callback must bring the value back. Attempts started before this migration have neither and are
+-- refused at the callback (the user opens the link again; attempts live 15 minutes).
 alter table oauth_attempts add column browser_ref text;
 alter table oauth_attempts add column browser_secret_hash bytea;
 

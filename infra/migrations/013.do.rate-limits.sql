@@ -1,5 +1,5 @@
--- Issue 12. Rate-limit counters shared by every API process (api/http/rate-limit.ts), in the
--- layout rate-limiter-flexible's RateLimiterPostgres reads and writes: `key` is
+-- Rate-limit counters shared by every API process (api/http/rate-limit.ts), in the layout
+-- rate-limiter-flexible's RateLimiterPostgres reads and writes: `key` is
 -- `<limiter>:<client address or API key id>` (never a key itself), `points` the requests counted
 -- in the window, `expire` the window's end in epoch milliseconds. The library cleans up rows an
 -- hour past `expire`.

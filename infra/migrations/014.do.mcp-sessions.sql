@@ -1,6 +1,6 @@
--- MCP sessions (issue 13): an address a backend mints for one of its users, handed to an agent's
--- MCP client. The address carries a secret; only its sha256 is kept. The session acts as the
--- agent of the key that minted it, and only while that key is live.
+-- MCP sessions: an address a backend mints for one of its users, handed to an agent's MCP client.
+-- The address carries a secret; only its sha256 is kept. The session acts as the agent of the key
+-- that minted it, and only while that key is live.
 create table mcp_sessions (
   id uuid primary key,
   environment_id uuid not null references environments (id) on delete cascade,

@@ -1,8 +1,9 @@
--- Issue 19.2: decision links belong to people (README, "Decision links"). Each link records the
--- channel it went out through and, when an API key chose where it went, that key's agent: the
--- approval page refuses a decision through a link that went through the held call's own agent.
--- Rows stored before this migration record neither (channel null): they were made for the
--- `approval.requested` webhook or the CLI, whose tokens were then the same, and keep deciding.
+-- Decision links belong to people: a link never reaches the agent whose call it decides (README,
+-- "Decision links and the hosted approval page"). Each link records the channel it went out through
+-- and, when an API key chose where it went, that key's agent: the approval page refuses a decision
+-- through a link that went through the held call's own agent. Rows stored before this migration
+-- record neither (channel null): they were made for the `approval.requested` webhook or the CLI,
+-- whose tokens were then the same, and keep deciding.
 alter table approval_links
   add column channel text check (channel in ('webhook', 'cli')),
   add column key_agent_id text;
@@ -16,7 +17,7 @@ update webhook_endpoints set key_agent_id = updated_by where updated_by <> 'cli'
 -- stays for processes of the previous release during a rolling deploy; no session keeps it set.
 update mcp_sessions set show_approval_links = false where show_approval_links;
 
--- Issue 19.7: revoking another agent's MCP session takes `mcp_sessions:manage`, which full keys
--- get by default, like the other `:manage` scopes.
+-- Revoking another agent's MCP session takes `mcp_sessions:manage`, which full keys get by default,
+-- like the other `:manage` scopes.
 update api_keys set scopes = array_append(scopes, 'mcp_sessions:manage')
   where access = 'full' and not ('mcp_sessions:manage' = any (scopes));

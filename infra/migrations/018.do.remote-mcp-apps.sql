@@ -1,8 +1,8 @@
--- Issue 21: remote MCP servers registered as apps of an environment, beside the compiled catalog.
--- `id` is the app id (`<app>.<tool>` actions, `<app>__<tool>` tools of Gatehouse's own MCP
--- server); it never names a catalog app (checked where apps are registered). `auth` is what
--- discovery found: `oauth` when the server asks for authorization (users then connect through the
--- hosted connect flow), `none` when it answers without (calls then need no connection).
+-- Remote MCP servers registered as apps of an environment, beside the compiled catalog. `id` is the
+-- app id (`<app>.<tool>` actions, `<app>__<tool>` tools of Gatehouse's own MCP server); it never
+-- names a catalog app (checked where apps are registered). `auth` is what discovery found: `oauth`
+-- when the server asks for authorization (users then connect through the hosted connect flow),
+-- `none` when it answers without (calls then need no connection).
 create table mcp_apps (
   environment_id uuid not null references environments (id) on delete cascade,
   id text not null,

@@ -1,5 +1,5 @@
--- Issue 21: how Gatehouse identifies itself to the authorization server of a remote MCP app, and
--- what each connect attempt and connection to such an app was authorised with.
+-- How Gatehouse identifies itself to the authorization server of a remote MCP app, and what each
+-- connect attempt and connection to such an app was authorised with.
 
 -- Dynamic client registrations (RFC 7591) Gatehouse made: at most one current per environment,
 -- issuer and redirect URI, reused by every connect to that authorization server. The answer

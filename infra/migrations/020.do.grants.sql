@@ -1,7 +1,7 @@
--- Issue 22.2: grants with an end. A person approving a held call may also allow the same action
--- (at the same scope) of the same agent, for that user or any user, until `expires_at`. A grant
--- only turns `ask` into `allow`. It is made by the approval that carried it (one at most), never
--- deleted: revoking stamps `revoked_at`, so audit rows naming it keep meaning something.
+-- Grants with an end. A person approving a held call may also allow the same action (at the same
+-- scope) of the same agent, for that user or any user, until `expires_at`. A grant only turns `ask`
+-- into `allow`. It is made by the approval that carried it (one at most), never deleted: revoking
+-- stamps `revoked_at`, so audit rows naming it keep meaning something.
 create table grants (
   id uuid primary key,
   environment_id uuid not null references environments (id) on delete cascade,

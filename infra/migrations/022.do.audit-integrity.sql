@@ -1,4 +1,5 @@
--- Issue 25.1: a tamper-evident audit log. See README "Audit integrity".
+-- A tamper-evident audit log: activities/audit/README.md says how rows are hashed, sealed into
+-- signed checkpoints and verified.
 --
 -- `seq` orders rows by insertion (a UUIDv7 id orders them by the time the id was made, and a row
 -- may be written late): a checkpoint seals an environment's rows with seq in (after_seq, last_seq],
@@ -30,7 +31,8 @@ $$;
 -- Computed in the inserting statement itself, whoever writes the row (the call activities, the
 -- joined-request copy, refused calls), so the write path stays one statement. Only on insert: a
 -- row edited behind the service's back keeps its old hash, and `verify` names it. The one
--- legitimate rewrite (activities/db/audit-events.ts, issue 19.4) sets hash = excluded.hash.
+-- legitimate rewrite (activities/db/audit-events.ts: a row no caller was answered with, written
+-- over by the run that answered) sets hash = excluded.hash.
 create function audit_event_hash() returns trigger language plpgsql as $$
 begin
   new.hash := sha256(convert_to(audit_event_canonical(new.id, new.environment_id, new.time,

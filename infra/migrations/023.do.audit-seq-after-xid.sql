@@ -1,8 +1,8 @@
--- Issue 25 (export): an export stops at the newest seq visible when it starts, after waiting for
--- the transactions open then (activities/audit/export-ndjson.ts). That covers every lower seq
--- only if a writer has its transaction id before it draws a seq; a column default is evaluated
--- before the row gets one, so the seq is drawn here, after pg_current_xact_id() assigns it.
--- A row inserted with an explicit seq keeps it.
+-- An export stops at the newest seq visible when it starts, after waiting for the transactions open
+-- then (activities/audit/export-ndjson.ts). That covers every lower seq only if a writer has its
+-- transaction id before it draws a seq; a column default is evaluated before the row gets one, so
+-- the seq is drawn here, after pg_current_xact_id() assigns it. A row inserted with an explicit seq
+-- keeps it.
 alter table audit_events alter column seq drop default;
 
 create or replace function audit_event_hash() returns trigger language plpgsql as $$
