@@ -358,8 +358,9 @@ export function answerFailures(
   const failures: string[] = [];
   const commandAt = where(doc, command.line);
   if (result.code !== 0) {
+    const said = excerpt(result.stderr || result.stdout);
     failures.push(
-      `${commandAt}: the command exited ${String(result.code)}: ${excerpt(result.stderr || result.stdout)}`,
+      `${commandAt}: the command exited ${String(result.code)}${said ? `: ${said}` : ''}`,
     );
   }
   const { answer } = command;
@@ -425,7 +426,8 @@ function decodeEntities(text: string): string {
 }
 
 function visibleText(html: string): string {
-  return decodeEntities(html.replace(/<[^>]+>/g, ' '))
+  const shown = html.replace(/<(style|script|title)\b[\s\S]*?<\/\1>/g, ' ');
+  return decodeEntities(shown.replace(/<[^>]+>/g, ' '))
     .replace(/\s+/g, ' ')
     .trim();
 }
