@@ -3,7 +3,9 @@ import path from 'node:path';
 import type { Argument, Command, Option } from 'commander';
 import {
   codeBlocks,
-  fencedLines,
+  CODE_SPAN,
+  lineAt,
+  paragraphs,
   REPO_ROOT,
   where,
   type CodeBlock,
@@ -100,17 +102,15 @@ function linesOf(doc: Doc, text: string, firstLine: number, inline: boolean): Co
   return found;
 }
 
-/** Inline code spans of the prose, with their lines: `` `npx gatehouse env` ``. */
+/** Inline code spans of the prose, with the line each starts on: `` `npx gatehouse env` ``. */
 function inlineCode(doc: Doc): { text: string; line: number }[] {
-  const fenced = fencedLines(doc);
-  const spans: { text: string; line: number }[] = [];
-  doc.lines.forEach((line, index) => {
-    if (fenced.has(index)) return;
-    for (const match of line.matchAll(/(`+)(?!`)(.+?)(?<!`)\1(?!`)/g)) {
-      spans.push({ text: (match[2] ?? '').trim(), line: index + 1 });
-    }
-  });
-  return spans;
+  return paragraphs(doc).flatMap((paragraph) =>
+    [...paragraph.text.matchAll(CODE_SPAN)].map((match) => ({
+      // A line break in a code span is a space.
+      text: (match[2] ?? '').replace(/\n/g, ' ').trim(),
+      line: lineAt(paragraph, match.index),
+    })),
+  );
 }
 
 /**

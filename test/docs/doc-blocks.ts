@@ -123,6 +123,48 @@ export function fencedLines(doc: Doc): Set<number> {
   return inside;
 }
 
+/** A run of prose lines (no blank line, no code block), as markdown reads a paragraph. */
+export interface Paragraph {
+  text: string;
+  firstLine: number;
+}
+
+/**
+ * The doc's prose, paragraph by paragraph: a link's text or a code span may wrap onto the next
+ * line, so they are read from whole paragraphs, not line by line.
+ */
+export function paragraphs(doc: Doc): Paragraph[] {
+  const fenced = fencedLines(doc);
+  const found: Paragraph[] = [];
+  let current: Paragraph | null = null;
+  doc.lines.forEach((line, index) => {
+    if (fenced.has(index) || line.trim() === '') {
+      current = null;
+      return;
+    }
+    if (current) {
+      current.text += `\n${line}`;
+    } else {
+      current = { text: line, firstLine: index + 1 };
+      found.push(current);
+    }
+  });
+  return found;
+}
+
+/** The doc line of a character of a paragraph. */
+export function lineAt(paragraph: Paragraph, offset: number): number {
+  return paragraph.firstLine + (paragraph.text.slice(0, offset).match(/\n/g)?.length ?? 0);
+}
+
+/** Inline code spans (`` `x` ``, ``` `` x `` ```), which may go over a line break. */
+export const CODE_SPAN = /(`+)(?!`)([\s\S]+?)(?<!`)\1(?!`)/g;
+
+/** The text with its code spans blanked out (line breaks kept): what is prose and not code. */
+export function withoutCodeSpans(text: string): string {
+  return text.replace(CODE_SPAN, (span) => span.replace(/[^\n]/g, ' '));
+}
+
 /** Every `<!-- doc-test: … -->` line outside code blocks, with the block it marks. */
 export function markers(doc: Doc): Marker[] {
   const blocks = new Map(codeBlocks(doc).map((block) => [block.fenceLine, block]));

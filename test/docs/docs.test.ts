@@ -178,6 +178,7 @@ describe('each check fails when the docs go stale', () => {
         ),
       ),
       `${at('a heading of this doc that is not there')}: #not-here: no heading with anchor #not-here in test/docs/fixtures/stale-links.md`,
+      `${at('wraps onto the next line')}: #gone-too: no heading with anchor #gone-too in test/docs/fixtures/stale-links.md`,
     ]);
   });
 

@@ -1,7 +1,15 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import GithubSlugger from 'github-slugger';
-import { fencedLines, REPO_ROOT, where, type Doc } from './doc-blocks.js';
+import {
+  fencedLines,
+  lineAt,
+  paragraphs,
+  REPO_ROOT,
+  where,
+  withoutCodeSpans,
+  type Doc,
+} from './doc-blocks.js';
 
 /** A link of a doc's prose to a place in the repository. */
 export interface Link {
@@ -11,14 +19,9 @@ export interface Link {
   target: string;
 }
 
-/** Inline code spans blanked out (same length), so links and headings are read around them. */
-function withoutCode(line: string): string {
-  return line.replace(/(`+)(?!`)(.+?)(?<!`)\1(?!`)/g, (span) => ' '.repeat(span.length));
-}
-
 const INLINE_LINK =
   /!?\[(?:[^[\]]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)/g;
-const REFERENCE_DEFINITION = /^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)/;
+const REFERENCE_DEFINITION = /^ {0,3}\[[^\]]+\]:[ \t]*(<[^>]*>|\S+)/gm;
 const HTML_LINK = /<(?:a|img)\b[^>]*?\s(?:href|src)="([^"]*)"/g;
 
 /** A target that leaves the repository: a scheme (`https:`, `mailto:`) or `//host`. */
@@ -28,22 +31,22 @@ function external(target: string): boolean {
 
 /** Every relative link of the doc's prose (code blocks and inline code are not links). */
 export function relativeLinks(doc: Doc): Link[] {
-  const fenced = fencedLines(doc);
   const links: Link[] = [];
-  doc.lines.forEach((raw, index) => {
-    if (fenced.has(index)) return;
-    const line = withoutCode(raw);
+  for (const paragraph of paragraphs(doc)) {
+    const prose = withoutCodeSpans(paragraph.text);
     const targets = [
-      ...[...line.matchAll(INLINE_LINK)].map((match) => match[1] ?? ''),
-      ...[...line.matchAll(HTML_LINK)].map((match) => match[1] ?? ''),
-      ...(REFERENCE_DEFINITION.exec(line)?.slice(1, 2) ?? []),
-    ];
-    for (const written of targets) {
-      const target = written.replace(/^<|>$/g, '');
+      ...prose.matchAll(INLINE_LINK),
+      ...prose.matchAll(HTML_LINK),
+      ...prose.matchAll(REFERENCE_DEFINITION),
+    ].sort((a, b) => a.index - b.index);
+    for (const match of targets) {
+      const target = (match[1] ?? '').replace(/^<|>$/g, '');
       if (target === '' || external(target)) continue;
-      links.push({ doc, line: index + 1, target });
+      // The line of the target itself: a link's text may begin on the line before.
+      const at = match.index + match[0].lastIndexOf(match[1] ?? '');
+      links.push({ doc, line: lineAt(paragraph, at), target });
     }
-  });
+  }
   return links;
 }
 
@@ -80,7 +83,7 @@ export function anchorsOf(lines: readonly string[]): Set<string> {
   const anchors = new Set<string>();
   lines.forEach((line, index) => {
     if (fenced.has(index)) return;
-    for (const match of withoutCode(line).matchAll(/<a\s[^>]*?(?:id|name)="([^"]+)"/g)) {
+    for (const match of withoutCodeSpans(line).matchAll(/<a\s[^>]*?(?:id|name)="([^"]+)"/g)) {
       if (match[1]) anchors.add(match[1]);
     }
     const atx = /^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/.exec(line);
