@@ -1,19 +1,21 @@
 // The MCP Inspector's command line (@modelcontextprotocol/inspector --cli), the client the README
 // tells people to try a session with. The tests run the exact version the README pins, and the
-// newest checked one, installed on first use into `.tools/` (as the conformance runner's Node 22
-// is): not a dependency of the project, since nothing but these tests runs it, and the newest
-// declares Node 22 while the project and its scripts run on Node 20.
+// newest checked one, installed on first use into the machine's test-tools cache
+// (support/tools-cache.ts, as the conformance runner's Node 22 is): not a dependency of the
+// project, since nothing but these tests runs it, and the newest declares Node 22 while the
+// project and its scripts run on Node 20.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { testToolsDir } from '../support/tools-cache.js';
 
 const run = promisify(execFile);
 
 export const INSPECTOR_PACKAGE = '@modelcontextprotocol/inspector';
-const TOOLS = fileURLToPath(new URL('../../.tools/', import.meta.url));
+const TOOLS = testToolsDir();
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 
 /** The version in the README's Inspector command; the test fails when the command is unpinned. */

