@@ -121,17 +121,25 @@ describe('configuration', () => {
   });
 
   it('bounds the worker workflow cache by default, and takes 0 or at least 200', () => {
-    expect(loadConfig(minimal).worker).toEqual({ maxCachedWorkflows: 500 });
+    expect(loadConfig(minimal).worker).toEqual({ maxCachedWorkflows: 500, bundleCache: null });
     expect(loadConfig({ ...minimal, WORKER_MAX_CACHED_WORKFLOWS: '0' }).worker).toEqual({
       maxCachedWorkflows: 0,
+      bundleCache: null,
     });
     expect(loadConfig({ ...minimal, WORKER_MAX_CACHED_WORKFLOWS: '2000' }).worker).toEqual({
       maxCachedWorkflows: 2000,
+      bundleCache: null,
     });
     // Fewer than the 200 workflow tasks a worker runs at once would make the SDK lower that.
     expect(problems({ ...minimal, WORKER_MAX_CACHED_WORKFLOWS: '50' })).toEqual([
       'WORKER_MAX_CACHED_WORKFLOWS: must be 0 (no cache) or 200-100000',
     ]);
+  });
+
+  it('keeps the workflow bundle between starts only where WORKFLOW_BUNDLE_CACHE says', () => {
+    expect(
+      loadConfig({ ...minimal, WORKFLOW_BUNDLE_CACHE: '/var/cache/gatehouse' }).worker.bundleCache,
+    ).toBe('/var/cache/gatehouse');
   });
 
   it('knows the Temporal UI by its origin, and no UI when none is set', () => {

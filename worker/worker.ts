@@ -44,7 +44,11 @@ export interface GatehouseWorker {
 export async function createWorker(deps: WorkerDeps): Promise<GatehouseWorker> {
   const { config } = deps;
   const workflowBundle =
-    deps.workflowBundle ?? (await bundleWorkflows({ tracing: Boolean(deps.tracing) }));
+    deps.workflowBundle ??
+    (await bundleWorkflows({
+      tracing: Boolean(deps.tracing),
+      cacheDir: config.worker.bundleCache,
+    }));
   // Call inputs, app answers and headers are sealed before they reach Temporal.
   const dataConverter = deps.dataConverter ?? encryptedDataConverter(config.encryption);
   const activities = createActivities({

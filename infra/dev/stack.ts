@@ -206,6 +206,8 @@ export async function startDevStack(
         WEBHOOK_ALLOW_PRIVATE: 'true',
         // So is an MCP server run on this machine, registered as an app.
         MCP_APPS_ALLOW_PRIVATE: 'true',
+        // A restart with the workflows unchanged skips bundling them again.
+        WORKFLOW_BUNDLE_CACHE: path.join(dataDir, 'workflow-bundles'),
         // The UI's front, the one origin the codec endpoint lets in, whose sign-in link
         // the banner prints.
         ...(uiFront ? { TEMPORAL_UI_URL: uiFront.url(), CODEC_DEV_SIGN_IN_LINK: 'true' } : {}),

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../infra/dev/free-port.js';
+import { testEnv } from './stack-env.js';
 
 const bin = fileURLToPath(new URL('../../infra/cli/bin.js', import.meta.url));
 
@@ -34,7 +35,8 @@ export interface DevProcessOptions {
 
 /**
  * Starts `gatehouse dev` (or a script around it) in its own data folder, with only PATH and HOME
- * from this environment, so the test's own settings (DATABASE_URL, TEMPORAL_ADDRESS) stay out.
+ * from this environment (and the run's workflow bundle cache), so the test's own settings
+ * (DATABASE_URL, TEMPORAL_ADDRESS) stay out.
  */
 export function spawnDev(options: DevProcessOptions): DevProcess {
   const args = options.script ? ['--import', 'tsx', options.script] : [options.bin ?? bin, 'dev'];
@@ -44,6 +46,8 @@ export function spawnDev(options: DevProcessOptions): DevProcess {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
       GATEHOUSE_DATA_DIR: options.dataDir,
+      // The run's bundle, made once by the global set-up, instead of the data folder's own.
+      WORKFLOW_BUNDLE_CACHE: testEnv('workflowBundleCache'),
       ...options.env,
     },
   });

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../../infra/config.js';
 import { freePort } from '../../infra/dev/free-port.js';
+import { testEnv } from './stack-env.js';
 
 const cli = fileURLToPath(new URL('../../infra/cli/bin.js', import.meta.url));
 
@@ -57,6 +58,8 @@ export function serviceEnv(config: Config): Record<string, string> {
     WEBHOOK_ALLOW_PRIVATE: String(config.webhooks.allowPrivate),
     // `info`: the worker says when it runs, which is how its start is awaited.
     LOG_LEVEL: 'info',
+    // The run's bundle, made once by the global set-up.
+    WORKFLOW_BUNDLE_CACHE: testEnv('workflowBundleCache'),
   };
 }
 

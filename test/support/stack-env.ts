@@ -5,6 +5,8 @@ export const TEST_ENV = {
   templateDatabase: 'GATEHOUSE_TEST_TEMPLATE_DATABASE',
   temporalAddress: 'GATEHOUSE_TEST_TEMPORAL_ADDRESS',
   workflowBundle: 'GATEHOUSE_TEST_WORKFLOW_BUNDLE',
+  /** The run's WORKFLOW_BUNDLE_CACHE, filled by the set-up: spawned workers skip bundling. */
+  workflowBundleCache: 'GATEHOUSE_TEST_WORKFLOW_BUNDLE_CACHE',
   dir: 'GATEHOUSE_TEST_DIR',
 } as const;
 

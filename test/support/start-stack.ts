@@ -54,13 +54,16 @@ export async function startStack(): Promise<void> {
   await createTemplateDatabase(adminUrl, template);
   stops.push(() => dropTemplateDatabase(adminUrl, template));
 
+  // Bundled into the cache that the `gatehouse worker` and `gatehouse dev` processes the tests
+  // start are given (WORKFLOW_BUNDLE_CACHE): they find it there instead of each bundling anew.
+  const bundleCache = path.join(dir, 'workflow-bundles');
   const [{ started: temporal }, bundle] = await Promise.all([
     resolveTemporalCli().then(async (cli) =>
       startOnFreePorts({ port: await freePort() }, ({ port }) =>
         startTemporalDevServer({ cli, port, uiPort: null, namespace: 'default' }),
       ),
     ),
-    bundleWorkflows(),
+    bundleWorkflows({ tracing: false, cacheDir: bundleCache }),
   ]);
   stops.push(() => temporal.stop());
   const bundlePath = path.join(dir, 'workflow-bundle.js');
@@ -70,6 +73,7 @@ export async function startStack(): Promise<void> {
   process.env[TEST_ENV.templateDatabase] = template;
   process.env[TEST_ENV.temporalAddress] = temporal.address;
   process.env[TEST_ENV.workflowBundle] = bundlePath;
+  process.env[TEST_ENV.workflowBundleCache] = bundleCache;
   process.env[TEST_ENV.dir] = dir;
   globalThis.gatehouseTestStack = { stops };
 }

@@ -1,5 +1,8 @@
-import { readFile } from 'node:fs/promises';
-import { describe, expect, it } from '@jest/globals';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { bundleWorkflows, workflowsPath } from '../../worker/bundle.js';
 import { testEnv } from '../support/stack-env.js';
 
 describe('the workflow bundle', () => {
@@ -11,4 +14,55 @@ describe('the workflow bundle', () => {
     expect(code).toContain('gatehouse'); // a real bundle of our workflows
     expect(code).not.toContain('@temporalio/interceptors-opentelemetry/lib/workflow');
   });
+});
+
+describe('the workflow bundle cache (WORKFLOW_BUNDLE_CACHE)', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * A copy of the run's cache (the global set-up bundled into it) whose entry's code is a
+   * marker: what comes back says whether the entry was used or the sources bundled again.
+   */
+  async function markedCache(
+    edit: (inputs: Record<string, string>) => void = () => undefined,
+  ): Promise<{ dir: string; entry: string; marker: string }> {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-bundle-cache-'));
+    dirs.push(dir);
+    const [name] = await readdir(testEnv('workflowBundleCache'));
+    if (!name) throw new Error('the global set-up left no cached bundle');
+    const entry = path.join(dir, name);
+    await copyFile(path.join(testEnv('workflowBundleCache'), name), entry);
+    const cached = JSON.parse(await readFile(entry, 'utf8')) as {
+      inputs: Record<string, string>;
+      code: string;
+    };
+    const marker = `// the cached bundle ${path.basename(dir)}`;
+    edit(cached.inputs);
+    await writeFile(entry, JSON.stringify({ ...cached, code: marker }));
+    return { dir, entry, marker };
+  }
+
+  it('is used while every file the bundle read is as it was', async () => {
+    const { dir, marker } = await markedCache();
+    expect((await bundleWorkflows({ tracing: false, cacheDir: dir })).code).toBe(marker);
+  });
+
+  it('is bundled anew, and replaced, once a file the bundle read has changed', async () => {
+    const { dir, entry, marker } = await markedCache((inputs) => {
+      // As if workflows/index.ts had other content when the entry was made.
+      inputs[workflowsPath] = 'another content';
+    });
+    const { code } = await bundleWorkflows({ tracing: false, cacheDir: dir });
+    expect(code).not.toBe(marker);
+    expect(code).toContain('gatehouse');
+    const replaced = JSON.parse(await readFile(entry, 'utf8')) as {
+      inputs: Record<string, string>;
+      code: string;
+    };
+    expect(replaced.code).toBe(code);
+    expect(replaced.inputs[workflowsPath]).toMatch(/^[0-9a-f]{64}$/);
+  }, 120_000);
 });
