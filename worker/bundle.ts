@@ -107,10 +107,12 @@ async function bundleKey(interceptors: string[]): Promise<string> {
 async function fingerprint(file: string, changedSince?: number): Promise<string> {
   const found = await stat(file).catch(() => null);
   if (found === null) return 'none';
+  // A directory counts only as being there: its modification time moves whenever anything is
+  // made in it (a checkout under /tmp had /tmp among the inputs, which every process touches).
+  if (found.isDirectory()) return 'dir';
   if (changedSince !== undefined && found.mtimeMs >= changedSince) {
     throw new Error(`${file} changed while the workflows were bundled`);
   }
-  if (found.isDirectory()) return 'dir';
   return createHash('sha256')
     .update(await readFile(file))
     .digest('hex');

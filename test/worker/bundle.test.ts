@@ -1,4 +1,13 @@
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -64,5 +73,30 @@ describe('the workflow bundle cache (WORKFLOW_BUNDLE_CACHE)', () => {
     };
     expect(replaced.code).toBe(code);
     expect(replaced.inputs[workflowsPath]).toMatch(/^[0-9a-f]{64}$/);
+  }, 120_000);
+
+  it('is kept when a folder among its inputs changed while it was bundled', async () => {
+    // A folder's modification time moves whenever anything is made in it: a checkout under /tmp
+    // had /tmp among the inputs, so no entry was ever kept. Here the workflows' folder is dated
+    // after the bundling starts, as if a file had been made in it meanwhile.
+    const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-bundle-cache-'));
+    dirs.push(dir);
+    const folder = path.dirname(workflowsPath);
+    const was = await stat(folder);
+    const later = new Date(Date.now() + 3_600_000);
+    await utimes(folder, later, later);
+    try {
+      const { code } = await bundleWorkflows({ tracing: false, cacheDir: dir });
+      const [name] = await readdir(dir);
+      if (!name) throw new Error('no entry was kept');
+      const kept = JSON.parse(await readFile(path.join(dir, name), 'utf8')) as {
+        inputs: Record<string, string>;
+        code: string;
+      };
+      expect(kept.code).toBe(code);
+      expect(kept.inputs[folder]).toBe('dir');
+    } finally {
+      await utimes(folder, was.atime, was.mtime);
+    }
   }, 120_000);
 });
