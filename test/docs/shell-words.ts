@@ -98,6 +98,21 @@ class ShellSplitter {
     reader.word.text += '$(…)';
   }
 
+  /** Reads a `$(…)` or a backtick substitution starting here; false when none starts here. */
+  private substitutionStart(reader: CommandReader): boolean {
+    if (this.peek() === '$' && this.peek(1) === '(') {
+      this.index += 2;
+      this.substitution(reader, ')');
+      return true;
+    }
+    if (this.peek() === '`') {
+      this.index += 1;
+      this.substitution(reader, '`');
+      return true;
+    }
+    return false;
+  }
+
   private singleQuoted(reader: CommandReader): void {
     this.index += 1;
     this.append(reader, '');
@@ -118,12 +133,8 @@ class ShellSplitter {
         if (this.peek(1) === '\n') this.line += 1;
         else this.append(reader, this.peek(1));
         this.index += 2;
-      } else if (char === '$' && this.peek(1) === '(') {
-        this.index += 2;
-        this.substitution(reader, ')');
-      } else if (char === '`') {
-        this.index += 1;
-        this.substitution(reader, '`');
+      } else if (this.substitutionStart(reader)) {
+        // read by substitutionStart
       } else {
         if (char === '\n') this.line += 1;
         this.append(reader, char);
@@ -182,12 +193,8 @@ class ShellSplitter {
         this.singleQuoted(reader);
       } else if (char === '"') {
         this.doubleQuoted(reader);
-      } else if (char === '$' && this.peek(1) === '(') {
-        this.index += 2;
-        this.substitution(reader, ')');
-      } else if (char === '`') {
-        this.index += 1;
-        this.substitution(reader, '`');
+      } else if (this.substitutionStart(reader)) {
+        // read by substitutionStart
       } else if (char === '<' || char === '>') {
         this.redirection(reader, char);
       } else if (char === '&' && this.peek(1) === '>') {
