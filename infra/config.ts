@@ -180,6 +180,44 @@ const schema = z.object({
   /** How often an idle `audit.event` delivery looks for new events (README "Webhooks"). */
   AUDIT_WEBHOOK_POLL_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
 
+  /** Sign-in for people (README "Sign in people"): the OpenID Connect provider's issuer URL, and
+   * the confidential client Gatehouse signs in with there. Set all three, or none (no sign-in:
+   * people decide through decision links, machines through keys). */
+  OIDC_ISSUER_URL: z.url({ protocol: /^https?$/ }).optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  /** The ID token claim that lists a person's groups (Okta `groups`, Entra `groups` or `roles`). */
+  OIDC_GROUPS_CLAIM: z.string().min(1).max(200).default('groups'),
+  /** The scopes asked for; Okta releases groups only to a `groups` scope it was told about. */
+  OIDC_SCOPES: z
+    .string()
+    .regex(
+      /^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/,
+      'must be scopes separated by single spaces',
+    )
+    .refine((value) => value.split(' ').includes('openid'), 'must include openid')
+    .default('openid email profile'),
+  /** Only people whose verified email is in one of these domains may sign in
+   * (`example.com,example.org`); unset: any the provider vouches for. */
+  OIDC_ALLOWED_EMAIL_DOMAINS: z
+    .string()
+    .regex(/^[a-z0-9.-]+(,[a-z0-9.-]+)*$/i, 'must be a comma-separated list of domains')
+    .optional(),
+  /** A console session ends after this long without a request… */
+  CONSOLE_SESSION_IDLE_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .default(60),
+  /** …and this long after its sign-in, whatever happens. */
+  CONSOLE_SESSION_MAX_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 24)
+    .default(12),
+
   LOG_LEVEL: logLevel.default('info'),
 
   /** Tracing (README, "Observe it"): spans go to this OTLP/HTTP collector; unset, tracing is off. */
@@ -289,7 +327,24 @@ export interface Config {
     settleSeconds: number;
     webhookPollSeconds: number;
   };
+  /** Sign-in for people and their console sessions (README "Sign in people"). */
+  people: {
+    /** null: no identity provider configured, so nobody signs in. */
+    oidc: OidcSettings | null;
+    session: { idleSeconds: number; absoluteSeconds: number };
+  };
   logLevel: z.infer<typeof logLevel>;
+}
+
+/** The identity provider people sign in with, and how Gatehouse asks it. */
+export interface OidcSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  groupsClaim: string;
+  scopes: string;
+  /** Lower-case domains; empty: any. */
+  allowedEmailDomains: string[];
 }
 
 export class ConfigError extends Error {
@@ -348,6 +403,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ]);
   }
   const signingKey = auditSigningKeyOf(c);
+  const publicUrl = (c.PUBLIC_URL ?? `http://${c.API_HOST}:${String(c.API_PORT)}`).replace(
+    /\/+$/,
+    '',
+  );
+  const oidc = oidcSettingsOf(c, publicUrl);
   return {
     database: {
       url: c.DATABASE_URL,
@@ -381,7 +441,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     api: {
       host: c.API_HOST,
       port: c.API_PORT,
-      publicUrl: (c.PUBLIC_URL ?? `http://${c.API_HOST}:${c.API_PORT}`).replace(/\/+$/, ''),
+      publicUrl,
       bodyLimitBytes: c.BODY_LIMIT_BYTES,
     },
     upstream: { timeoutMs: c.UPSTREAM_TIMEOUT_MS },
@@ -427,6 +487,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       webhookPollSeconds: c.AUDIT_WEBHOOK_POLL_SECONDS,
     },
     logLevel: c.LOG_LEVEL,
+    people: {
+      oidc,
+      session: {
+        idleSeconds: c.CONSOLE_SESSION_IDLE_MINUTES * 60,
+        absoluteSeconds: c.CONSOLE_SESSION_MAX_HOURS * 3600,
+      },
+    },
     observability: {
       otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT ?? null,
       traceUrlTemplate: c.TRACE_URL_TEMPLATE ?? null,
@@ -442,4 +509,43 @@ function hostAndPort(address: string): { host: string; port: number } {
     host: address.slice(0, colon).replace(/^\[(.*)\]$/, '$1'),
     port: Number(address.slice(colon + 1)),
   };
+}
+
+/**
+ * The three OIDC settings go together. A session cookie is a bearer credential: outside loopback
+ * it must travel only over https, so sign-in with a plain-http PUBLIC_URL is refused there.
+ */
+function oidcSettingsOf(c: RawConfig, publicUrl: string): OidcSettings | null {
+  const given = [c.OIDC_ISSUER_URL, c.OIDC_CLIENT_ID, c.OIDC_CLIENT_SECRET].filter(
+    (value) => value !== undefined,
+  ).length;
+  if (given === 0) return null;
+  if (given < 3) {
+    throw new ConfigError([
+      'OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET: set all three for sign-in, or none',
+    ]);
+  }
+  const url = new URL(publicUrl);
+  if (url.protocol !== 'https:' && !isLoopbackHost(url.hostname)) {
+    throw new ConfigError([
+      'PUBLIC_URL: people sign in only over https outside loopback (their session cookie is Secure); set an https PUBLIC_URL',
+    ]);
+  }
+  return {
+    issuer: c.OIDC_ISSUER_URL as string,
+    clientId: c.OIDC_CLIENT_ID as string,
+    clientSecret: c.OIDC_CLIENT_SECRET as string,
+    groupsClaim: c.OIDC_GROUPS_CLAIM,
+    scopes: c.OIDC_SCOPES,
+    allowedEmailDomains: (c.OIDC_ALLOWED_EMAIL_DOMAINS ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((domain) => domain.toLowerCase()),
+  };
+}
+
+/** 127.0.0.0/8, ::1 and localhost: where a browser treats plain http as a secure context. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
