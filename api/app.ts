@@ -22,6 +22,8 @@ import { codecRoutes } from './routes/codec.js';
 import { connectFlowRoutes } from './routes/connect-flow.js';
 import { connectLinkRoutes } from './routes/connect-links.js';
 import { connectSettingsRoutes } from './routes/connect-settings.js';
+import { consoleSignInRoutes } from './routes/console-sign-in.js';
+import { consoleRoutes } from './routes/console.js';
 import { connectionsRoutes } from './routes/connections.js';
 import { docsRoutes } from './routes/docs.js';
 import { fundedAccessRoutes } from './routes/funded-access.js';
@@ -73,6 +75,9 @@ export function createApp(deps: ApiDeps): Express {
   app.use(connectFlowRoutes(deps, limits.pages));
   app.use(mcpClientMetadataRoutes(deps));
   app.use(approvalPageRoutes(deps, limits.pages));
+  // The console: people signed in with the identity provider; keys mean nothing there.
+  app.use(consoleSignInRoutes(deps, limits.pages));
+  app.use(consoleRoutes(deps));
 
   app.use('/v1', limits.authenticate(authenticate(deps.sql)));
   app.use('/v1', jsonBodiesOnly(routes));

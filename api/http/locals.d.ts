@@ -1,4 +1,5 @@
 import type { Caller } from '../../activities/db/api-keys.js';
+import type { ConsoleContext } from '../console/context.js';
 
 declare global {
   // Express's own extension point for what middleware hands to handlers.
@@ -7,6 +8,8 @@ declare global {
     interface Locals {
       traceId: string;
       caller?: Caller;
+      /** A signed-in person on a console page (api/console/console-access.ts). */
+      console?: ConsoleContext;
     }
   }
 }

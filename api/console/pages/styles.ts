@@ -50,6 +50,14 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:
 .muted{color:var(--muted)}
 .empty{padding:24px;text-align:center;color:var(--subtle)}
 .pager{margin-top:14px}
+.part{margin-top:20px}
+.part h2,.part h3{margin:12px 0 8px;font-size:14px}
+.line{font-size:14px;overflow-wrap:anywhere}
+.headers{width:100%;border-collapse:collapse;font-size:13px}
+.headers th,.headers td{padding:6px 10px;border-bottom:1px solid var(--border);text-align:left;vertical-align:top;overflow-wrap:anywhere}
+.measure{margin-bottom:8px;font-size:13px;color:var(--subtle)}
+.none{font-size:14px;color:var(--subtle)}
+.grant{display:grid;gap:8px;margin:16px 0 0;padding:12px 14px;border:1px solid var(--border);border-radius:var(--radius);font-size:14px}
 @media (max-width:720px){
 header.top{padding:10px 14px}.who{margin-left:0;width:100%}
 main.console{padding:16px 12px}

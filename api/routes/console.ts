@@ -1,0 +1,84 @@
+import { Router, type ErrorRequestHandler } from 'express';
+import type { ApiDeps } from '../deps.js';
+import { consoleAccess } from '../console/console-access.js';
+import { renderNotice } from '../console/pages/layout.js';
+import { sendConsolePage } from '../console/respond.js';
+import { resolveBranding } from '../connect/pages/theme.js';
+import { DEFAULT_BRANDING } from '../connect/pages/types.js';
+import { serviceUnavailableFrom } from '../errors.js';
+
+/**
+ * The console, for signed-in people: every page below `/console/<environment>/` passes the
+ * console's door (a live session of that environment; on POST, the form token) and then its own
+ * role check. Each section is a router of its own folder in api/console/. A person is looking:
+ * a page nobody has, and every failure, ends on a console page, never a JSON envelope.
+ */
+export function consoleRoutes(deps: ApiDeps): Router {
+  const router = Router();
+  const sections = Router({ mergeParams: true });
+  // Each section's pages, in the order of the navigation.
+  for (const pages of [] as Router[]) sections.use(pages);
+
+  sections.use((_req, res) => {
+    const context = res.locals.console;
+    sendConsolePage(
+      res,
+      404,
+      renderNotice({
+        branding: context?.branding ?? resolveBranding(DEFAULT_BRANDING),
+        ...(context ? { viewer: context.shown } : {}),
+        title: 'No such page',
+        message: 'The console has no page at this address.',
+        ...(context
+          ? { action: { href: `${context.shown.base}/inbox`, label: 'To the inbox' } }
+          : {}),
+      }),
+    );
+  });
+
+  const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const context = res.locals.console;
+    const page = (status: number, title: string, message: string) => {
+      sendConsolePage(
+        res,
+        status,
+        renderNotice({
+          branding: context?.branding ?? resolveBranding(DEFAULT_BRANDING),
+          ...(context ? { viewer: context.shown } : {}),
+          title,
+          message,
+        }),
+      );
+    };
+    const status =
+      err !== null && typeof err === 'object' && 'status' in err && typeof err.status === 'number'
+        ? err.status
+        : 500;
+    // The form parser's refusals (too large, bad encoding) are the request's fault.
+    if (status >= 400 && status < 500) {
+      page(status, 'That form could not be read', 'Nothing was changed.');
+      return;
+    }
+    const unavailable = serviceUnavailableFrom(err);
+    if (unavailable) {
+      req.log.warn({ err }, 'console page: a dependency did not answer');
+      res.set(unavailable.headers);
+      page(503, 'Try again in a moment', unavailable.message);
+      return;
+    }
+    req.log.error({ err }, 'console page failed');
+    page(
+      500,
+      'Something went wrong',
+      'Nothing more is known here; the request log has the trace id.',
+    );
+  };
+
+  router.use('/console/:environment', ...consoleAccess(deps), sections);
+  router.use('/console', onError);
+  return router;
+}
