@@ -1,6 +1,9 @@
 import { Router, type ErrorRequestHandler } from 'express';
 import type { ApiDeps } from '../deps.js';
 import { consoleAccess } from '../console/console-access.js';
+import { inboxPages } from '../console/inbox/routes.js';
+import { consoleContextOf } from '../console/context.js';
+import { viewerMay } from '../people/console-viewer.js';
 import { renderNotice } from '../console/pages/layout.js';
 import { sendConsolePage } from '../console/respond.js';
 import { resolveBranding } from '../connect/pages/theme.js';
@@ -17,7 +20,12 @@ export function consoleRoutes(deps: ApiDeps): Router {
   const router = Router();
   const sections = Router({ mergeParams: true });
   // Each section's pages, in the order of the navigation.
-  for (const pages of [] as Router[]) sections.use(pages);
+  // The console's home: the inbox for those who decide, the calls for the others.
+  sections.get('/', (_req, res) => {
+    const { viewer, shown } = consoleContextOf(res);
+    res.redirect(303, `${shown.base}/${viewerMay(viewer, 'decide') ? 'inbox' : 'calls'}`);
+  });
+  for (const pages of [inboxPages(deps)]) sections.use(pages);
 
   sections.use((_req, res) => {
     const context = res.locals.console;

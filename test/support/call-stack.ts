@@ -71,12 +71,20 @@ export async function startCallStack(
     env?: Record<string, string>;
     /** Where other catalog apps are, next to acme at the demo app (APP_URLS). */
     appUrls?: Record<string, string>;
+    /**
+     * More settings that depend on where the API listens (its PUBLIC_URL, once its port is held):
+     * an identity provider registers the console's redirect URI before the API is configured.
+     */
+    envFor?: (publicUrl: string) => Promise<Record<string, string>>;
   } = {},
 ): Promise<CallStack> {
   return startOrUndo(async (stops) => {
     const listening = stops.add(await holdApiPort());
     const db = stops.add(await createTestDatabase());
-    const env = { API_PORT: String(listening.port), ...options.env };
+    const more = options.envFor
+      ? await options.envFor(`http://127.0.0.1:${String(listening.port)}`)
+      : {};
+    const env = { API_PORT: String(listening.port), ...options.env, ...more };
     const acme = stops.add(
       await startAcmeFixture(db.sql, db.url, {
         ...(options.accessTokenTtlSeconds
