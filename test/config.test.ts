@@ -172,4 +172,69 @@ describe('configuration', () => {
       loadConfig({ ...minimal, PUBLIC_URL: 'https://gatehouse.example.com/' }).api.publicUrl,
     ).toBe('https://gatehouse.example.com');
   });
+
+  describe('sign-in for people', () => {
+    const oidc = {
+      OIDC_ISSUER_URL: 'https://example.okta.com/oauth2/default',
+      OIDC_CLIENT_ID: 'gatehouse',
+      OIDC_CLIENT_SECRET: 'secret',
+    };
+
+    it('is off without an identity provider, with session lifetimes of an hour idle and 12 hours', () => {
+      expect(loadConfig(minimal).people).toEqual({
+        oidc: null,
+        session: { idleSeconds: 3600, absoluteSeconds: 43_200 },
+      });
+    });
+
+    it('reads the provider, its groups claim, scopes and allowed domains', () => {
+      const config = loadConfig({
+        ...minimal,
+        ...oidc,
+        PUBLIC_URL: 'https://gatehouse.example.com',
+        OIDC_GROUPS_CLAIM: 'roles',
+        OIDC_SCOPES: 'openid email profile groups',
+        OIDC_ALLOWED_EMAIL_DOMAINS: 'Example.com,example.org',
+        CONSOLE_SESSION_IDLE_MINUTES: '15',
+        CONSOLE_SESSION_MAX_HOURS: '8',
+      });
+      expect(config.people).toEqual({
+        oidc: {
+          issuer: oidc.OIDC_ISSUER_URL,
+          clientId: 'gatehouse',
+          clientSecret: 'secret',
+          groupsClaim: 'roles',
+          scopes: 'openid email profile groups',
+          allowedEmailDomains: ['example.com', 'example.org'],
+        },
+        session: { idleSeconds: 900, absoluteSeconds: 28_800 },
+      });
+    });
+
+    it('needs all three of issuer, client id and secret', () => {
+      expect(problems({ ...minimal, OIDC_ISSUER_URL: oidc.OIDC_ISSUER_URL })).toEqual([
+        'OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET: set all three for sign-in, or none',
+      ]);
+    });
+
+    it('refuses sign-in over plain http outside loopback, where the cookie could not be Secure', () => {
+      expect(problems({ ...minimal, ...oidc, PUBLIC_URL: 'http://gatehouse.example.com' })).toEqual(
+        [
+          'PUBLIC_URL: people sign in only over https outside loopback (their session cookie is Secure); set an https PUBLIC_URL',
+        ],
+      );
+      expect(problems({ ...minimal, ...oidc, PUBLIC_URL: 'http://localhost:3000' })).toEqual([]);
+      expect(problems({ ...minimal, ...oidc, PUBLIC_URL: 'http://[::1]:3000' })).toEqual([]);
+    });
+
+    it.each([
+      ['OIDC_SCOPES', 'email profile', /must include openid/],
+      ['OIDC_SCOPES', 'openid  email', /single spaces/],
+      ['OIDC_ALLOWED_EMAIL_DOMAINS', 'example.com; evil.com', /comma-separated list of domains/],
+      ['CONSOLE_SESSION_IDLE_MINUTES', '0', /CONSOLE_SESSION_IDLE_MINUTES/],
+      ['OIDC_ISSUER_URL', 'ftp://idp.example.com', /OIDC_ISSUER_URL/],
+    ])('refuses %s=%s', (name, value, problem) => {
+      expect(problems({ ...minimal, ...oidc, [name]: value }).join('\n')).toMatch(problem);
+    });
+  });
 });

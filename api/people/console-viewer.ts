@@ -32,10 +32,15 @@ export async function consoleViewer(
   return { session, roles };
 }
 
-/** What each role may do in the console. */
+/**
+ * What each role may do in the console. Deciding is the approver's alone, so that whoever
+ * governs agents (operators, admins) does not also approve their calls unless a group is given
+ * both roles on purpose.
+ */
 export const ROLE_ALLOWS = {
-  decide: ['approver', 'admin'],
+  decide: ['approver'],
   govern: ['operator', 'admin'],
+  administer: ['admin'],
   read: ['approver', 'operator', 'admin'],
 } as const satisfies Record<string, readonly Role[]>;
 

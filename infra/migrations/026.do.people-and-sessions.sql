@@ -16,7 +16,9 @@ create table people (
 create index people_email_idx on people (lower(email));
 
 -- Which groups of the identity provider hold which role in an environment: `approver` decides
--- held calls, `operator` governs (policies, apps, connections), `admin` both and maps roles.
+-- held calls, `operator` governs (policies, apps, connections), `admin` governs and maps groups to
+-- roles. Deciding is the approver's alone: governing an agent and approving its calls are kept
+-- apart unless a group is given both roles.
 create table role_mappings (
   environment_id uuid not null references environments (id) on delete cascade,
   group_name text not null check (length(group_name) between 1 and 200),

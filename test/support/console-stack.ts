@@ -5,7 +5,11 @@ import { CookieJar } from '../../infra/demo-app/cookie-jar.js';
 import { DEV_PASSWORD } from '../../infra/dev-idp/index.js';
 import { startCallStack, type CallStack } from './call-stack.js';
 import { CHROMIUM_ARGS, ensureChromium } from './chromium.js';
-import { signInAs, startTestIdentityProvider, type TestIdentityProvider } from './identity-provider.js';
+import {
+  signInAs,
+  startTestIdentityProvider,
+  type TestIdentityProvider,
+} from './identity-provider.js';
 import { startOrUndo } from './stops.js';
 
 /** The role mappings every console test starts with, in environment `test`. */
@@ -30,7 +34,10 @@ export interface ConsoleStack {
   /** Chromium, launched once for the file. */
   browser(): Promise<Browser>;
   /** A new browser context (a private window) signed in as `email` through the real pages. */
-  signedInContext(email: string, viewport?: { width: number; height: number }): Promise<{
+  signedInContext(
+    email: string,
+    viewport?: { width: number; height: number },
+  ): Promise<{
     context: BrowserContext;
     page: Page;
   }>;
@@ -106,7 +113,9 @@ export async function startConsoleStack(
             executablePath: await ensureChromium(),
             args: CHROMIUM_ARGS,
           });
-          stops.push(() => launched?.close());
+          stops.push(async () => {
+            await launched?.close();
+          });
         }
         return launched;
       },
