@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
+import { ROLES } from '../../activities/db/role-mappings.js';
 import type { ReplacedPort } from '../dev/dev-ports.js';
 import { dataDir } from '../dev/local-state.js';
 import type { DevStack, DevStackOptions } from '../dev/stack.js';
@@ -47,6 +48,44 @@ export function replacedPortLines(replaced: readonly ReplacedPort[]): string[] {
 }
 
 /**
+ * The banner's sign-in part: where people sign in to the console, and, with the dev provider,
+ * who can (each person's groups, and the roles those hold in the environment now) and the one
+ * password, printed because the provider is a development one.
+ */
+export function signInLines(
+  stack: Pick<DevStack, 'consoleUrl' | 'identityProvider' | 'roleMappings'>,
+  password: string,
+): string[] {
+  const { identityProvider: idp } = stack;
+  if (!idp) {
+    return [`  Sign in       ${stack.consoleUrl}   (with the provider OIDC_ISSUER_URL names)`];
+  }
+  const rolesOf = (groups: readonly string[]) => {
+    const held = new Set(
+      stack.roleMappings.filter((m) => groups.includes(m.group)).flatMap((m) => m.roles),
+    );
+    return ROLES.filter((role) => held.has(role));
+  };
+  const rows = idp.accounts.map((account) => ({
+    email: account.email,
+    groups: account.groups.length ? account.groups.join(', ') : 'none',
+    roles: rolesOf(account.groups).join(', ') || 'none',
+  }));
+  const width = (of: (row: (typeof rows)[number]) => string) =>
+    Math.max(...rows.map((row) => of(row).length));
+  const emailWidth = width((row) => row.email);
+  const groupsWidth = width((row) => row.groups);
+  return [
+    `  Sign in       ${stack.consoleUrl}   (the console, as one of these people; password "${password}" for all)`,
+    ...rows.map(
+      (row) =>
+        `                ${row.email.padEnd(emailWidth)}   groups: ${row.groups.padEnd(groupsWidth)}   roles: ${row.roles}`,
+    ),
+    `  Sign-in IdP   ${idp.issuer}   (OpenID Connect, "${idp.name}": a development provider, the console its client)`,
+  ];
+}
+
+/**
  * `gatehouse dev`: starts everything, prints where it is, and stops it all on Ctrl-C. A start
  * that fails says which component failed, why and what to do, in the terminal and in the log
  * file, and exits 1.
@@ -65,7 +104,7 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
     ]),
   );
   console.log(
-    'Starting Gatehouse (embedded Postgres, Temporal dev server, worker, API, demo app):\n' +
+    'Starting Gatehouse (embedded Postgres, Temporal dev server, worker, API, demo app, sign-in provider):\n' +
       'about 8 s on an idle machine, up to 25 s on a busy one…',
   );
   // Postgres and Temporal run in process groups of their own, so the terminal's Ctrl-C during
@@ -102,7 +141,7 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
   }
   // From here on a signal stops the stack in order.
   const shutdown = untilShutdownSignal(SHUTDOWN_SIGNALS);
-  const { DEV_ENVIRONMENT, DEMO_APP, DEV_KEYS } = await import('../dev/stack.js');
+  const { DEV_ENVIRONMENT, DEMO_APP, DEV_KEYS, DEV_PASSWORD } = await import('../dev/stack.js');
   // From the process's own start, so loading the sources counts too: what the user waited.
   const seconds = process.uptime().toFixed(1);
   const { agentKey: agent, adminKey: admin } = DEV_KEYS;
@@ -143,6 +182,8 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
       ...(stack.tracesEndpoint
         ? [`  Traces        ${stack.tracesEndpoint}   (OTEL_EXPORTER_OTLP_ENDPOINT)`]
         : []),
+      '',
+      ...signInLines(stack, DEV_PASSWORD),
       '',
       `  Agent key     ${stack.agentKey}   (${agent.access}: runs actions and the proxy as agent "${agent.agentId}")`,
       `  Admin key     ${stack.adminKey}   (${admin.access}: management, policies and approval decisions, agent "${admin.agentId}")`,

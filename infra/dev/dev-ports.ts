@@ -10,6 +10,7 @@ export interface DevPorts {
   temporalUi: number;
   api: number;
   demoApp: number;
+  identityProvider: number;
 }
 
 /** A preferred port that was taken, and the free one used instead. */
@@ -26,10 +27,13 @@ export const SERVICES: Record<keyof DevPorts, string> = {
   temporalUi: 'Temporal UI',
   api: 'API',
   demoApp: 'Demo app',
+  identityProvider: 'Sign-in provider',
 };
 
 /** The services whose servers live in the `gatehouse dev` process itself. */
-export type OwnServers = Partial<Record<'api' | 'demoApp' | 'temporalUi', Server>>;
+export type OwnServers = Partial<
+  Record<'api' | 'demoApp' | 'temporalUi' | 'identityProvider', Server>
+>;
 
 /**
  * The ports of the local stack: the preferred ones when free, else any free port. Every
@@ -57,6 +61,7 @@ export async function pickDevPorts(
     temporalUi: state.temporal.uiPort,
     api: state.api.port,
     demoApp: state.demoApp.port,
+    identityProvider: state.identityProvider.port,
   };
   const ports = { ...preferred };
   const replaced: ReplacedPort[] = [];

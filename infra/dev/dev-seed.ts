@@ -1,6 +1,12 @@
 import { createApiKey, findCallerByKey, type NewApiKey } from '../../activities/db/api-keys.js';
 import { createAuthConfig, findEnabledAuthConfig } from '../../activities/db/auth-configs.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
+import {
+  listRoleMappings,
+  setGroupRoles,
+  type Role,
+  type RoleMapping,
+} from '../../activities/db/role-mappings.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../database/client.js';
 import { saveLocalState, type LocalState } from './local-state.js';
@@ -17,12 +23,45 @@ export const DEV_KEYS = {
   adminKey: { name: 'admin', access: 'full', agentId: 'admin', audience: 'business' },
 } as const satisfies Record<string, Pick<NewApiKey, 'name' | 'access' | 'agentId' | 'audience'>>;
 
-/** Seeds what makes the demo work out of the box: the environment, two keys, the acme client. */
+/**
+ * What the dev sign-in provider's groups may do in the development environment: the people of
+ * `approvers` and of `finance` decide held calls (so a call can ask for one of each), and
+ * `operators` govern and map roles.
+ */
+export const DEV_ROLE_MAPPINGS = {
+  approvers: ['approver'],
+  finance: ['approver'],
+  operators: ['operator', 'admin'],
+} as const satisfies Record<string, readonly Role[]>;
+
+/**
+ * Maps the dev groups to their roles, only in an environment with no mapping at all: what an
+ * operator changed (a group's roles taken away included, as long as one mapping is left) is
+ * theirs, and a restart keeps it. Resolves to the environment's mappings as they now are.
+ */
+export async function seedRoleMappings(sql: Sql, environmentId: string): Promise<RoleMapping[]> {
+  const kept = await listRoleMappings(sql, environmentId);
+  if (kept.length > 0) return kept;
+  for (const [group, roles] of Object.entries(DEV_ROLE_MAPPINGS)) {
+    await setGroupRoles(sql, environmentId, group, roles);
+  }
+  return listRoleMappings(sql, environmentId);
+}
+
+export interface DevelopmentSeed extends Record<keyof typeof DEV_KEYS, string> {
+  /** The development environment's role mappings after the seed, for the banner. */
+  roleMappings: RoleMapping[];
+}
+
+/**
+ * Seeds what makes the demo work out of the box: the environment, two keys, the acme client,
+ * and the roles of the dev sign-in provider's groups.
+ */
 export async function seedDevelopment(
   sql: Sql,
   config: Config,
   state: LocalState,
-): Promise<Record<keyof typeof DEV_KEYS, string>> {
+): Promise<DevelopmentSeed> {
   const environment = await ensureEnvironment(sql, DEV_ENVIRONMENT);
   let saved = state;
   const ensureKey = async (field: keyof typeof DEV_KEYS): Promise<string> => {
@@ -48,5 +87,6 @@ export async function seedDevelopment(
       clientSecret: state.demoApp.clientSecret,
     });
   }
-  return { agentKey, adminKey };
+  const roleMappings = await seedRoleMappings(sql, environment.id);
+  return { agentKey, adminKey, roleMappings };
 }

@@ -9,10 +9,16 @@ export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 /** Everything local runs keep lives here: Postgres, Temporal's SQLite file, the demo app. */
 export const dataDir = path.resolve(process.env.GATEHOUSE_DATA_DIR ?? path.join(repoRoot, '.data'));
 
+const identityProviderSchema = z.object({
+  port: z.number().int(),
+  clientId: z.string(),
+  clientSecret: z.string(),
+});
+
 /**
  * The generated settings of the local stack, made once and kept so a restart finds the same
- * database password, encryption key, demo-app client and ports. It holds local secrets, so the
- * file is private to its owner and `.data/` is ignored by git.
+ * database password, encryption key, demo-app client, sign-in provider client and ports. It holds
+ * local secrets, so the file is private to its owner and `.data/` is ignored by git.
  */
 const stateSchema = z.object({
   postgres: z.object({ port: z.number().int(), password: z.string() }),
@@ -22,6 +28,8 @@ const stateSchema = z.object({
   temporal: z.object({ port: z.number().int(), uiPort: z.number().int() }),
   api: z.object({ port: z.number().int() }),
   demoApp: z.object({ port: z.number().int(), clientId: z.string(), clientSecret: z.string() }),
+  /** The dev sign-in provider's port and the console's client there; added to older files on load. */
+  identityProvider: identityProviderSchema.optional(),
   /** The single full key that earlier versions printed; kept so their state files still load. */
   developmentKey: z.string().optional(),
   /** Separation of duties: the key that calls, and the key that decides and writes policy. */
@@ -29,9 +37,24 @@ const stateSchema = z.object({
   adminKey: z.string().optional(),
 });
 
-export type LocalState = z.infer<typeof stateSchema>;
+/** The state file as read: fields added since may be missing from an older one. */
+export type StoredLocalState = z.infer<typeof stateSchema>;
+
+/** The state a start works with: what a start adds to an older file is there. */
+export type LocalState = StoredLocalState & {
+  identityProvider: z.infer<typeof identityProviderSchema>;
+};
 
 const stateFile = path.join(dataDir, 'local-state.json');
+
+/** The sign-in provider's port after the demo app's, and the console's client secret. */
+function freshIdentityProvider(): LocalState['identityProvider'] {
+  return {
+    port: 4011,
+    clientId: 'gatehouse-dev-console',
+    clientSecret: randomBytes(24).toString('base64url'),
+  };
+}
 
 function fresh(): LocalState {
   return {
@@ -45,10 +68,11 @@ function fresh(): LocalState {
       clientId: 'gatehouse-dev',
       clientSecret: randomBytes(24).toString('base64url'),
     },
+    identityProvider: freshIdentityProvider(),
   };
 }
 
-export async function readLocalState(): Promise<LocalState | null> {
+export async function readLocalState(): Promise<StoredLocalState | null> {
   try {
     return stateSchema.parse(JSON.parse(await readFile(stateFile, 'utf8')));
   } catch (error) {
@@ -63,12 +87,17 @@ export async function readLocalState(): Promise<LocalState | null> {
 export async function loadOrCreateLocalState(): Promise<LocalState> {
   const state = await readLocalState();
   if (state === null) return saveLocalState(fresh());
-  return state.auditSigningKey
-    ? state
-    : saveLocalState({ ...state, auditSigningKey: randomBytes(32).toString('base64') });
+  const { auditSigningKey, identityProvider } = state;
+  if (auditSigningKey && identityProvider) return { ...state, identityProvider };
+  // Written by an older version: what it lacks is made once and kept from now on.
+  return saveLocalState({
+    ...state,
+    auditSigningKey: auditSigningKey || randomBytes(32).toString('base64'),
+    identityProvider: identityProvider ?? freshIdentityProvider(),
+  });
 }
 
-export async function saveLocalState(state: LocalState): Promise<LocalState> {
+export async function saveLocalState<State extends StoredLocalState>(state: State): Promise<State> {
   await mkdir(dataDir, { recursive: true });
   const temp = `${stateFile}.${process.pid}.tmp`;
   await writeFile(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });

@@ -2,6 +2,7 @@ import { createServer as createHttpServer } from 'node:http';
 import path from 'node:path';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 import { CODEC_PATH } from '../../api/routes/codec.js';
+import type { RoleMapping } from '../../activities/db/role-mappings.js';
 import { createApiHttpServer, startApiServer } from '../../api/server.js';
 import { resumeAuditDeliveries } from '../../worker/audit-deliveries.js';
 import { startAuditSealing } from '../../worker/audit-seal-schedule.js';
@@ -11,6 +12,12 @@ import { loadConfig } from '../config.js';
 import { createConfiguredSql } from '../database/client.js';
 import { migrate } from '../database/migrate.js';
 import { startDemoApp } from '../demo-app/index.js';
+import {
+  DEV_ACCOUNTS,
+  PROVIDER_NAME,
+  startDevIdentityProvider,
+  type DevAccount,
+} from '../dev-idp/index.js';
 import type { Logger } from '../logger.js';
 import { watchHeldCalls } from '../telemetry/held-calls.js';
 import { startMetricsServer } from '../telemetry/metrics-server.js';
@@ -19,7 +26,7 @@ import { connectClient, connectWorker } from '../temporal/connection.js';
 import { installTemporalRuntime } from '../temporal/runtime.js';
 import { resolveTemporalCli } from '../tools/temporal-binaries.js';
 import { closeServer } from './bind-port.js';
-import { DEMO_APP, seedDevelopment } from './dev-seed.js';
+import { DEMO_APP, DEV_ENVIRONMENT, seedDevelopment } from './dev-seed.js';
 import { pickDevPorts, SERVICES, type DevPorts, type ReplacedPort } from './dev-ports.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { freePort } from './free-port.js';
@@ -31,7 +38,11 @@ import { databaseRemedy, REMEDIES } from './start-remedies.js';
 import { startTemporalDevServer } from './temporal-dev-server.js';
 import { createTemporalUiFront } from './temporal-ui-front.js';
 
-export { DEMO_APP, DEV_ENVIRONMENT, DEV_KEYS } from './dev-seed.js';
+export { DEMO_APP, DEV_ENVIRONMENT, DEV_KEYS, DEV_ROLE_MAPPINGS } from './dev-seed.js';
+export { DEV_PASSWORD } from '../dev-idp/index.js';
+
+/** The console's path below PUBLIC_URL: `/console/<environment>`, and one sign-in callback. */
+const CONSOLE_PATH = '/console';
 
 export interface DevStack {
   apiUrl: string;
@@ -41,6 +52,13 @@ export interface DevStack {
   temporalUiSignInUrl: string | null;
   temporalAddress: string;
   demoAppUrl: string;
+  /** Where people sign in: the development environment's console, under PUBLIC_URL. */
+  consoleUrl: string;
+  /**
+   * The dev sign-in provider this stack started, with its people; null when OIDC_ISSUER_URL
+   * names a provider of the developer's own.
+   */
+  identityProvider: { issuer: string; name: string; accounts: readonly DevAccount[] } | null;
   databaseUrl: string;
   externalDatabase: boolean;
   /** The embedded Postgres's port for this run (null with DATABASE_URL): the CLI's way in. */
@@ -62,6 +80,8 @@ export interface DevStack {
   agentKey: string;
   /** Full business key of agent `admin`: management, policies and approval decisions. */
   adminKey: string;
+  /** The development environment's role mappings as they are (seeded on a first start). */
+  roleMappings: RoleMapping[];
   stop(): Promise<void>;
 }
 
@@ -130,15 +150,20 @@ export async function startDevStack(
   };
   const ownTemporal = !process.env.TEMPORAL_ADDRESS;
   const externalDatabase = Boolean(process.env.DATABASE_URL);
+  // A developer trying their own provider sets all of OIDC_*; the dev one is then not started.
+  const ownIdentityProvider = !process.env.OIDC_ISSUER_URL;
   const servers = {
     api: createApiHttpServer(),
     demoApp: createHttpServer(),
     ...(ownTemporal ? { temporalUi: createTemporalUiFront() } : {}),
+    ...(ownIdentityProvider ? { identityProvider: createHttpServer() } : {}),
   };
   const uiFront = servers.temporalUi;
+  const idpServer = servers.identityProvider;
   stops.push(() => closeServer(servers.api));
   stops.push(() => closeServer(servers.demoApp));
   if (uiFront) stops.push(() => uiFront.close());
+  if (idpServer) stops.push(() => closeServer(idpServer));
   try {
     const { ports, replaced } = await startStep('ports', REMEDIES.ports, () =>
       pickDevPorts(state, {
@@ -147,11 +172,13 @@ export async function startDevStack(
         skip: [
           ...(externalDatabase ? (['postgres'] as const) : []),
           ...(ownTemporal ? [] : (['temporal', 'temporalUi'] as const)),
+          ...(ownIdentityProvider ? [] : (['identityProvider'] as const)),
         ],
         servers: {
           api: servers.api,
           demoApp: servers.demoApp,
           ...(uiFront ? { temporalUi: uiFront.server } : {}),
+          ...(idpServer ? { identityProvider: idpServer } : {}),
         },
       }),
     );
@@ -219,6 +246,18 @@ export async function startDevStack(
         DATABASE_URL: databaseUrl,
         TEMPORAL_ADDRESS: temporalAddress,
         API_PORT: String(ports.api),
+        // People sign in to the console with the dev provider, as its one client. After the
+        // environment's values: its issuer, client and claims go together.
+        ...(ownIdentityProvider
+          ? {
+              OIDC_ISSUER_URL: `http://127.0.0.1:${String(ports.identityProvider)}`,
+              OIDC_CLIENT_ID: state.identityProvider.clientId,
+              OIDC_CLIENT_SECRET: state.identityProvider.clientSecret,
+              OIDC_GROUPS_CLAIM: 'groups',
+              // The provider releases `groups` only to a request for that scope.
+              OIDC_SCOPES: 'openid email profile groups',
+            }
+          : {}),
       });
     // Checked before Temporal starts: a wrong variable is said before anything slow happens.
     let config = await startStep('configuration', REMEDIES.configuration, () =>
@@ -276,14 +315,32 @@ export async function startDevStack(
     );
     stops.push(stopped('demo app', () => demoApp.stop()));
 
-    const { sql, keys } = await startStep(
+    const identityProvider = idpServer
+      ? await startStep('sign-in provider', REMEDIES.identityProvider, () =>
+          startDevIdentityProvider({
+            server: idpServer,
+            clients: [
+              {
+                client_id: state.identityProvider.clientId,
+                client_secret: state.identityProvider.clientSecret,
+                redirect_uris: [`${config.api.publicUrl}${CONSOLE_PATH}/callback`],
+              },
+            ],
+            accounts: DEV_ACCOUNTS,
+            logger: logger.child({ component: 'sign-in provider' }),
+          }),
+        )
+      : null;
+    if (identityProvider) stops.push(stopped('sign-in provider', () => identityProvider.close()));
+
+    const { sql, seeded } = await startStep(
       'database',
       (error) => databaseRemedy(error, externalDatabase),
       async () => {
         await migrate(config.database.url);
         const sql = createConfiguredSql(config.database);
         stops.push(() => sql.end({ timeout: 5 }));
-        return { sql, keys: await seedDevelopment(sql, config, state) };
+        return { sql, seeded: await seedDevelopment(sql, config, state) };
       },
     );
 
@@ -341,7 +398,7 @@ export async function startDevStack(
         uiUrl: uiInternalUrl,
         apiUrl: api.url,
         namespace: config.temporal.namespace,
-        signInKey: keys.adminKey,
+        signInKey: seeded.adminKey,
       });
     }
 
@@ -352,6 +409,12 @@ export async function startDevStack(
       temporalUiSignInUrl: uiFront?.signInUrl() ?? null,
       temporalAddress: config.temporal.address,
       demoAppUrl: demoApp.url,
+      consoleUrl: `${config.api.publicUrl}${CONSOLE_PATH}/${DEV_ENVIRONMENT}`,
+      identityProvider: identityProvider && {
+        issuer: identityProvider.issuer,
+        name: PROVIDER_NAME,
+        accounts: identityProvider.accounts,
+      },
       databaseUrl: config.database.url,
       externalDatabase,
       replacedPorts: replaced,
@@ -360,7 +423,7 @@ export async function startDevStack(
       postgresPort,
       postgresClusterElsewhere,
       lost,
-      ...keys,
+      ...seeded,
       stop,
     };
   } catch (error) {

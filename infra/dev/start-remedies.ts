@@ -17,6 +17,7 @@ export const REMEDIES = {
   temporalCli: 'Install the Temporal CLI as the message above says (README, "Temporal binaries").',
   temporalServer: `Another Temporal may be using ${shown(path.join(dataDir, 'temporal.sqlite'))} (a gatehouse dev still running from this folder?): stop it. Or delete that file to start with no workflows.`,
   demoApp: `The demo app keeps its state in ${shown(path.join(dataDir, 'demo-app'))}: delete that folder if the log file shows it is unreadable.`,
+  identityProvider: `The dev sign-in provider's client is kept in ${shown(path.join(dataDir, 'local-state.json'))} (identityProvider): delete that entry to have a new one made. The log file has the error.`,
   configuration: 'Fix or unset the environment variables named above.',
   worker: 'The worker could not join Temporal: the log file has the error.',
   api: 'The API did not start: the log file has the error.',

@@ -31,6 +31,7 @@ async function stateWith(ports: { api: number; demoApp: number }): Promise<Local
     temporal: { port: await freePort(), uiPort: await freePort() },
     api: { port: ports.api },
     demoApp: { port: ports.demoApp, clientId: 'c', clientSecret: 's' },
+    identityProvider: { port: await freePort(), clientId: 'c', clientSecret: 's' },
   };
 }
 
@@ -48,7 +49,11 @@ describe('dev stack ports', () => {
 
   it('binds the servers of the process itself on their chosen port, and keeps them', async () => {
     const free = await freePort();
-    const servers = { api: createServer(), demoApp: createServer() };
+    const servers = {
+      api: createServer(),
+      demoApp: createServer(),
+      identityProvider: createServer(),
+    };
     try {
       const { ports, replaced } = await pickDevPorts(
         await stateWith({ api: free, demoApp: takenPort }),
@@ -57,12 +62,16 @@ describe('dev stack ports', () => {
       expect(ports.api).toBe(free);
       expect((servers.api.address() as { port: number }).port).toBe(free);
       expect((servers.demoApp.address() as { port: number }).port).toBe(ports.demoApp);
+      expect((servers.identityProvider.address() as { port: number }).port).toBe(
+        ports.identityProvider,
+      );
       expect(replaced).toEqual([
         { service: 'Demo app', preferred: takenPort, actual: ports.demoApp },
       ]);
       // Held, not only chosen: another program can no longer take them.
       expect(await isPortTaken(ports.api)).toBe(true);
       expect(await isPortTaken(ports.demoApp)).toBe(true);
+      expect(await isPortTaken(ports.identityProvider)).toBe(true);
     } finally {
       for (const server of Object.values(servers)) await closeServer(server);
     }

@@ -39,9 +39,11 @@ describe('gatehouse dev, when another program takes a port between its choice an
     expect(output).toContain(`held api ${String(preferred.api)}`);
     expect(output).toContain(`held demoApp ${String(preferred.demoApp)}`);
     expect(output).toContain(`held temporalUi ${String(preferred.temporalUi)}`);
+    expect(output).toContain(`held identityProvider ${String(preferred.identityProvider)}`);
     expect(dev.field('API')).toBe(`http://127.0.0.1:${String(preferred.api)}`);
     expect(dev.field('Demo app')).toBe(`http://127.0.0.1:${String(preferred.demoApp)}`);
     expect(dev.field('Temporal UI')).toBe(`http://127.0.0.1:${String(preferred.temporalUi)}`);
+    expect(dev.field('Sign-in IdP')).toBe(`http://127.0.0.1:${String(preferred.identityProvider)}`);
 
     // What it spawns found its port taken at bind time, and started on another, announced.
     expect(output).toContain(`took postgres ${String(preferred.postgres)}`);
@@ -75,6 +77,8 @@ describe('gatehouse dev, when another program takes a port between its choice an
     const discovery = await fetch(`${dev.field('Demo app')}/.well-known/openid-configuration`);
     expect(discovery.status).toBe(200);
     expect((await fetch(dev.field('Temporal UI'))).status).toBe(200);
+    const signIn = await fetch(`${dev.field('Sign-in IdP')}/.well-known/openid-configuration`);
+    expect(signIn.status).toBe(200);
     const connection = await Connection.connect({ address: dev.field('Temporal') });
     try {
       await connection.workflowService.getSystemInfo({});

@@ -7,10 +7,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import * as oauth from 'openid-client';
+import { findEnvironmentByName } from '../../activities/db/environments.js';
+import { listRoleMappings, setGroupRoles } from '../../activities/db/role-mappings.js';
+import { createSql } from '../../infra/database/client.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { encryptedDataConverter } from '../../infra/temporal/payload-codec.js';
 import { healthCheck } from '../../workflows/health-check.js';
 import { runCli } from '../support/cli.js';
+import { signInAs } from '../support/identity-provider.js';
 import {
   devDataFolder,
   spawnDev,
@@ -100,10 +105,68 @@ const errorCode = (answer: { body: Record<string, unknown> }) =>
 
 const LEGACY_KEY = 'gk_development_legacy-single-full-key';
 
+interface DevState {
+  developmentKey?: string;
+  agentKey?: string;
+  adminKey?: string;
+  postgres: { password: string };
+  identityProvider?: { port: number; clientId: string; clientSecret: string };
+}
+
+const readState = async () =>
+  JSON.parse(await readFile(path.join(dataDir, 'local-state.json'), 'utf8')) as DevState;
+
+/** The banner's line for one person of the sign-in part. */
+function personLine(running: DevProcess, email: string): string {
+  const match = new RegExp(`^ {16}${email.replaceAll('.', '\\.')} +groups: .*$`, 'm').exec(
+    running.output(),
+  );
+  if (!match) throw new Error(`no line for ${email} in:\n${running.output()}`);
+  return match[0].replace(/ {2,}/g, '  ').trim();
+}
+
+/**
+ * Signs `email` in at the stack's sign-in provider as the console does, with the client the API
+ * was given (its secret from the local state), and reads the ID token's claims.
+ */
+async function signInAtDevProvider(
+  running: DevProcess,
+  email: string,
+): Promise<oauth.IDToken | undefined> {
+  const { identityProvider: client } = await readState();
+  if (!client) throw new Error('no identityProvider in the local state');
+  const config = await oauth.discovery(
+    new URL(running.field('Sign-in IdP')),
+    client.clientId,
+    client.clientSecret,
+    undefined,
+    // eslint-disable-next-line @typescript-eslint/no-deprecated
+    { execute: [oauth.allowInsecureRequests] },
+  );
+  const verifier = oauth.randomPKCECodeVerifier();
+  const state = oauth.randomState();
+  const url = oauth.buildAuthorizationUrl(config, {
+    redirect_uri: `${running.field('API')}/console/callback`,
+    scope: 'openid email profile groups',
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+  });
+  const callback = await signInAs(url, email, {
+    isDestination: (at) => at.pathname === '/console/callback',
+  });
+  const tokens = await oauth.authorizationCodeGrant(config, callback, {
+    pkceCodeVerifier: verifier,
+    expectedState: state,
+  });
+  return tokens.claims();
+}
+
 beforeAll(async () => {
   ({ server: blocker, port: blockedPort } = await holdPort());
   ({ server: postgresBlocker, port: blockedPostgresPort } = await holdPort());
-  // The state file of a version that printed one full key: it must still load.
+  // The state file of a version that printed one full key and knew no sign-in provider: it
+  // must still load.
   ({ dir: dataDir } = await devDataFolder(
     'gatehouse-dev-test-',
     {
@@ -113,7 +176,7 @@ beforeAll(async () => {
       api: blockedPort,
       demoApp: 4010,
     },
-    { developmentKey: LEGACY_KEY },
+    { developmentKey: LEGACY_KEY, identityProvider: undefined },
   ));
 });
 
@@ -165,12 +228,65 @@ describe('gatehouse dev', () => {
     expect(await evalGatehouseEnv()).toEqual([apiUrl, agentKey, adminKey]);
     expect(first.output()).not.toContain('API key');
     expect(first.output()).not.toContain(LEGACY_KEY);
-    const state = JSON.parse(await readFile(path.join(dataDir, 'local-state.json'), 'utf8')) as {
-      developmentKey?: string;
-      agentKey?: string;
-      adminKey?: string;
-    };
+    const state = await readState();
     expect(state).toMatchObject({ developmentKey: LEGACY_KEY, agentKey, adminKey });
+    // What the older file lacked was added, the console's client at the sign-in provider.
+    expect(state.identityProvider).toMatchObject({
+      port: 4011,
+      clientId: 'gatehouse-dev-console',
+      clientSecret: expect.stringMatching(/^[\w-]{32}$/) as unknown,
+    });
+
+    // The sign-in part: the console, the dev provider's people with their groups and the roles
+    // the seed mapped, and the one password.
+    expect(first.field('Sign in')).toBe(`${apiUrl}/console/development`);
+    expect(first.output()).toContain(
+      `  Sign in       ${apiUrl}/console/development   (the console, as one of these people; password "demo" for all)`,
+    );
+    expect(personLine(first, 'alice@example.com')).toBe(
+      'alice@example.com  groups: approvers  roles: approver',
+    );
+    expect(personLine(first, 'bob@example.com')).toBe(
+      'bob@example.com  groups: finance  roles: approver',
+    );
+    expect(personLine(first, 'carol@example.com')).toBe(
+      'carol@example.com  groups: approvers, finance  roles: approver',
+    );
+    expect(personLine(first, 'olivia@example.com')).toBe(
+      'olivia@example.com  groups: operators  roles: operator, admin',
+    );
+    expect(personLine(first, 'nobody@example.com')).toBe(
+      'nobody@example.com  groups: none  roles: none',
+    );
+    const issuer = first.field('Sign-in IdP');
+    expect(issuer).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(first.output()).toContain(
+      `  Sign-in IdP   ${issuer}   (OpenID Connect, "Gatehouse dev sign-in": a development provider, the console its client)`,
+    );
+    // The API's client is registered there, with the console's callback under the API.
+    expect(await signInAtDevProvider(first, 'alice@example.com')).toMatchObject({
+      iss: issuer,
+      sub: 'dev-alice',
+      email: 'alice@example.com',
+      email_verified: true,
+      name: 'Alice Approver',
+      groups: ['approvers'],
+    });
+    // The seed's role mappings are in the database; an operator's change outlives a restart.
+    const postgresUrl = first.field('Postgres').replace('***', state.postgres.password);
+    const sql = createSql(postgresUrl, { max: 1 });
+    try {
+      const development = await findEnvironmentByName(sql, 'development');
+      if (!development) throw new Error('no development environment');
+      expect(await listRoleMappings(sql, development.id)).toEqual([
+        { group: 'approvers', roles: ['approver'] },
+        { group: 'finance', roles: ['approver'] },
+        { group: 'operators', roles: ['operator', 'admin'] },
+      ]);
+      await setGroupRoles(sql, development.id, 'finance', []);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
 
     const unknown = await fetch(`${apiUrl}/v1/unknown`, {
       headers: { authorization: `Bearer ${agentKey}` },
@@ -303,6 +419,19 @@ describe('gatehouse dev', () => {
       );
       expect(second.field('Agent key')).toBe(agentKey);
       expect(second.field('Admin key')).toBe(adminKey);
+      // The finance group's roles, taken away before the restart, stay away: no second seed.
+      expect(personLine(second, 'bob@example.com')).toBe(
+        'bob@example.com  groups: finance  roles: none',
+      );
+      expect(personLine(second, 'alice@example.com')).toBe(
+        'alice@example.com  groups: approvers  roles: approver',
+      );
+      // The same client, with the secret kept in the local state.
+      expect((await readState()).identityProvider).toEqual(state.identityProvider);
+      expect(await signInAtDevProvider(second, 'bob@example.com')).toMatchObject({
+        sub: 'dev-bob',
+        groups: ['finance'],
+      });
       expect((await runCli(['env'], { GATEHOUSE_DATA_DIR: dataDir })).stdout).toBe(
         `${exportLine(second)}\n`,
       );

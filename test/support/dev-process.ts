@@ -109,6 +109,7 @@ export interface DevStatePorts {
   temporalUi: number;
   api: number;
   demoApp: number;
+  identityProvider: number;
 }
 
 /**
@@ -138,6 +139,7 @@ export async function writeDevState(
     temporalUi: ports.temporalUi ?? (await freePort()),
     api: ports.api ?? (await freePort()),
     demoApp: ports.demoApp ?? (await freePort()),
+    identityProvider: ports.identityProvider ?? (await freePort()),
   };
   await mkdir(dir, { recursive: true });
   await writeFile(
@@ -150,6 +152,11 @@ export async function writeDevState(
       demoApp: {
         port: chosen.demoApp,
         clientId: 'gatehouse-dev',
+        clientSecret: randomBytes(24).toString('base64url'),
+      },
+      identityProvider: {
+        port: chosen.identityProvider,
+        clientId: 'gatehouse-dev-console',
         clientSecret: randomBytes(24).toString('base64url'),
       },
       ...extra,
