@@ -1,7 +1,11 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import express, { Router, type Response } from 'express';
 import * as oidc from 'openid-client';
-import { createConsoleSession, endConsoleSession } from '../../activities/db/console-sessions.js';
+import {
+  createConsoleSession,
+  deleteOldSessions,
+  endConsoleSession,
+} from '../../activities/db/console-sessions.js';
 import {
   findEnvironmentById,
   findEnvironmentByName,
@@ -266,6 +270,8 @@ export function consoleSignInRoutes(deps: ApiDeps, pages: PageLimits): Router {
       csrfSecret: randomBytes(32),
       absoluteSeconds: config.people.session.absoluteSeconds,
     });
+    // Sessions long over go with whichever sign-in comes next (expires_at is indexed).
+    await deleteOldSessions(sql);
     req.log.info({ personId: person.id, environment: environment.name, roles }, 'signed in');
     setSessionCookie(res, config, environment.name, token);
     res.redirect(303, `${publicUrl}${attempt.returnTo}`);

@@ -200,6 +200,23 @@ describe('signing in to the console', () => {
     expect((await open(old, '/console/test/inbox')).status).toBe(303);
   });
 
+  it('drops sessions a day past their end at the next sign-in, and keeps younger ones', async () => {
+    const old = await world.signIn('alice@example.com');
+    const young = await world.signIn('alice@example.com');
+    const hash = (jar: CookieJar) => world.stack.db.sql`sha256(${jar.get(SESSION) ?? ''}::bytea)`;
+    await world.stack.db.sql`
+      update console_sessions set expires_at = now() - interval '25 hours'
+      where token_hash = ${hash(old)}`;
+    await world.stack.db.sql`
+      update console_sessions set expires_at = now() - interval '23 hours'
+      where token_hash = ${hash(young)}`;
+    await world.signIn('bob@example.com');
+    const left = await world.stack.db.sql<{ n: number }[]>`
+      select count(*)::int as n from console_sessions
+      where token_hash in (${hash(old)}, ${hash(young)})`;
+    expect(left[0]?.n).toBe(1);
+  });
+
   it('applies a role taken away to sessions already open', async () => {
     const jar = await world.signIn('olivia@example.com');
     // Olivia operates and administers, and decides nothing (separation of duties): the inbox is
