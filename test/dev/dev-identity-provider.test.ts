@@ -165,7 +165,7 @@ describe('the dev sign-in provider', () => {
     expect(bob?.groups).toEqual(['finance']);
   });
 
-  it('signs the same browser in again without a page, and another person in after prompt=login', async () => {
+  it('signs the same browser in again without a page, prompt=consent too, and another person after prompt=login', async () => {
     const config = await discover();
     const jar = new CookieJar();
     const signIn = async (email: string, prompt?: string) => {
@@ -186,6 +186,8 @@ describe('the dev sign-in provider', () => {
     };
     expect(await signIn('alice@example.com')).toEqual({ sub: 'dev-alice', pages: 1 });
     expect(await signIn('alice@example.com')).toEqual({ sub: 'dev-alice', pages: 0 });
+    // A client that insists on consent is answered with the grant made already, without a page.
+    expect(await signIn('alice@example.com', 'consent')).toEqual({ sub: 'dev-alice', pages: 0 });
     // The provider ends Alice's session on its own confirmation form before Bob's begins.
     expect(await signIn('bob@example.com', 'login')).toMatchObject({ sub: 'dev-bob' });
     expect(await signIn('bob@example.com')).toEqual({ sub: 'dev-bob', pages: 0 });
