@@ -3,6 +3,7 @@ import { rolesOfGroups, type Role } from '../../activities/db/role-mappings.js';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import type { Request } from 'express';
+import { roleGroupsOf } from './role-groups.js';
 import { readCookie, sessionCookieName } from './session-cookie.js';
 
 /** A signed-in person looking at one environment's console, with the roles they hold there now. */
@@ -28,7 +29,7 @@ export async function consoleViewer(
   if (token === undefined || !/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
   const session = await findLiveSession(sql, token, config.people.session.idleSeconds);
   if (!session || session.environmentId !== environment.id) return null;
-  const roles = await rolesOfGroups(sql, environment.id, session.groups);
+  const roles = await rolesOfGroups(sql, environment.id, roleGroupsOf(session));
   return { session, roles };
 }
 

@@ -31,6 +31,7 @@ import { consoleFormTokenMatches } from '../people/form-token.js';
 import { consoleViewer } from '../people/console-viewer.js';
 import { identityProviderOf } from '../people/identity-provider.js';
 import { readSignInClaims } from '../people/sign-in-claims.js';
+import { roleGroupsOf } from '../people/role-groups.js';
 import {
   clearSessionCookie,
   consoleCookieOptions,
@@ -247,7 +248,7 @@ export function consoleSignInRoutes(deps: ApiDeps, pages: PageLimits): Router {
       return;
     }
     const person = await upsertPerson(sql, reading.claims);
-    const roles = await rolesOfGroups(sql, environment.id, person.groups);
+    const roles = await rolesOfGroups(sql, environment.id, roleGroupsOf(person));
     if (roles.length === 0) {
       req.log.info(
         { personId: person.id, environment: environment.name },
@@ -256,7 +257,7 @@ export function consoleSignInRoutes(deps: ApiDeps, pages: PageLimits): Router {
       refuse(
         403,
         'You have no role in this environment',
-        `You are ${person.email}, in ${person.groups.length > 0 ? `the groups ${person.groups.join(', ')}` : 'no groups'}; none of them is given a role in “${environment.name}”. An administrator maps groups to roles (gatehouse people roles set).`,
+        `You are ${person.email}, in ${person.groups.length > 0 ? `the groups ${person.groups.join(', ')}` : 'no groups'}; neither they nor you are given a role in “${environment.name}”. An administrator maps groups (or you, as person:${person.email}) to roles.`,
       );
       return;
     }

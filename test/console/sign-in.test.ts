@@ -96,6 +96,28 @@ describe('signing in to the console', () => {
     expect(jar.get(SESSION)).toBeUndefined();
   });
 
+  it('gives a role to one person by email, for providers that send no groups', async () => {
+    await setGroupRoles(
+      world.stack.db.sql,
+      world.stack.environmentId,
+      'person:nobody@example.com',
+      ['approver'],
+    );
+    try {
+      const jar = await world.signIn('nobody@example.com');
+      const inbox = await open(jar, '/console/test/inbox');
+      expect(inbox.status).toBe(200);
+      expect(inbox.text).toContain('Nora Nogroup');
+    } finally {
+      await setGroupRoles(
+        world.stack.db.sql,
+        world.stack.environmentId,
+        'person:nobody@example.com',
+        [],
+      );
+    }
+  });
+
   it('ignores an agent key at /console: keys are for machines, and open no page', async () => {
     const res = await fetch(`${world.base}/inbox`, {
       redirect: 'manual',
