@@ -38,6 +38,7 @@ import { policyRoutes } from './routes/policies.js';
 import { policySimulationRoutes } from './routes/policy-simulation.js';
 import { policyVersionRoutes } from './routes/policy-versions.js';
 import { proxyRoutes } from './routes/proxy.js';
+import { roleMappingRoutes } from './routes/role-mappings.js';
 import { usersRoutes } from './routes/users.js';
 import { webhookEndpointRoutes } from './routes/webhook-endpoint.js';
 
@@ -87,6 +88,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(mcpAppRoutes(deps));
   app.use(authConfigRoutes(deps));
   app.use(connectSettingsRoutes(deps));
+  app.use(roleMappingRoutes(deps));
   app.use(usersRoutes(deps));
   app.use(connectionsRoutes(deps));
   app.use(connectLinkRoutes(deps));

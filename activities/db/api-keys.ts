@@ -12,8 +12,9 @@ export type Audience = (typeof AUDIENCES)[number];
 /**
  * The management interface's scopes, plus `policies:*` (who may read and who may govern
  * policies), `mcp_sessions:manage` (revoking MCP sessions another agent minted), `apps:*` (reading
- * and changing the remote MCP servers registered as apps) and `grants:*` (reading and revoking the
- * grants approvers made).
+ * and changing the remote MCP servers registered as apps), `grants:*` (reading and revoking the
+ * grants approvers made) and `people:*` (reading and changing which of the identity provider's
+ * groups hold which role: who may approve, govern and administer).
  */
 export const MANAGEMENT_SCOPES = [
   'funded_access:read',
@@ -31,8 +32,16 @@ export const MANAGEMENT_SCOPES = [
   'apps:manage',
   'grants:read',
   'grants:manage',
+  'people:read',
+  'people:manage',
 ] as const;
 export type Scope = (typeof MANAGEMENT_SCOPES)[number];
+
+/**
+ * Reads the keys agents call with do not get by default: an agent does not see the grants made
+ * for it, nor who may decide its calls (the people and their roles).
+ */
+const AGENTS_NEVER_READ: ReadonlySet<Scope> = new Set<Scope>(['grants:read', 'people:read']);
 
 /**
  * Separation of duties: the keys agents call with (standard) may read but neither
@@ -43,8 +52,7 @@ export function defaultScopes(access: AccessLevel): Scope[] {
   switch (access) {
     case 'read_only':
     case 'standard':
-      // Not `grants:read`: agents call with these keys, and an agent does not see its grants.
-      return MANAGEMENT_SCOPES.filter((s) => s.endsWith(':read') && s !== 'grants:read');
+      return MANAGEMENT_SCOPES.filter((s) => s.endsWith(':read') && !AGENTS_NEVER_READ.has(s));
     case 'full':
       return [...MANAGEMENT_SCOPES];
   }
@@ -71,6 +79,8 @@ export interface ApiKeyRecord {
   scopes: Scope[];
   agentId: string;
   audience: Audience;
+  /** The person who owns the key (an email, lower-case), or null when nobody claimed it. */
+  owner: string | null;
   createdAt: Date;
   revokedAt: Date | null;
 }
@@ -83,6 +93,11 @@ export interface NewApiKey {
   scopes?: Scope[];
   agentId?: string;
   audience?: Audience;
+  /**
+   * The person who owns the key, an email. Separation of duties: its owner never decides the
+   * held calls of the key's agent. Stored lower-case, as those checks compare it.
+   */
+  owner?: string;
 }
 
 /** What is stored of a key, and what the API's key cache is keyed by (api/http/key-cache.ts). */
@@ -103,12 +118,13 @@ export async function createApiKey(
   const scopes = input.scopes ?? defaultScopes(input.access);
   const agentId = input.agentId ?? input.name;
   const audience = input.audience ?? 'backend';
+  const owner = input.owner?.toLowerCase() ?? null;
   // The random part may itself hold `_`: count from the environment name, not the last `_`.
   const prefix = key.slice(0, `gk_${input.environmentName}_`.length + 4);
   const [row]: [{ createdAt: Date }?] = await sql`
-    insert into api_keys (id, environment_id, name, prefix, secret_hash, access, scopes, agent_id, audience)
+    insert into api_keys (id, environment_id, name, prefix, secret_hash, access, scopes, agent_id, audience, owner)
     values (${id}, ${input.environmentId}, ${input.name}, ${prefix}, ${keyHash(key)},
-            ${input.access}, ${scopes}, ${agentId}, ${audience})
+            ${input.access}, ${scopes}, ${agentId}, ${audience}, ${owner})
     returning created_at`;
   if (!row) throw new Error('api key insert returned nothing');
   return {
@@ -122,6 +138,7 @@ export async function createApiKey(
       scopes,
       agentId,
       audience,
+      owner,
       createdAt: row.createdAt,
       revokedAt: null,
     },
@@ -148,7 +165,7 @@ export async function revokeApiKey(sql: Db, id: string): Promise<boolean> {
 export async function listApiKeys(sql: Db, environmentId: string): Promise<ApiKeyRecord[]> {
   return sql<ApiKeyRecord[]>`
     select k.id, e.name as environment_name, k.name, k.prefix, k.access, k.scopes, k.agent_id,
-           k.audience, k.created_at, k.revoked_at
+           k.audience, k.owner, k.created_at, k.revoked_at
     from api_keys k join environments e on e.id = k.environment_id
     where k.environment_id = ${environmentId}
     order by k.created_at`;

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { z } from 'zod';
 import {
   ACCESS_LEVELS,
   AUDIENCES,
@@ -42,6 +43,21 @@ export function parseScopes(value: string): Scope[] {
   return scopes as Scope[];
 }
 
+/** An email, as the longest a mail system delivers to (RFC 5321: 254 characters). */
+const ownerEmail = z.email().max(254);
+
+/**
+ * The person who owns a key, by the email their identity provider gives them: lower-case, as
+ * the separation of duties compares it with the deciders' emails.
+ */
+export function parseOwner(value: string): string {
+  const parsed = ownerEmail.safeParse(value.trim());
+  if (!parsed.success) {
+    throw new InvalidArgumentError('owner must be an email address, e.g. alice@example.com.');
+  }
+  return parsed.data.toLowerCase();
+}
+
 export function parseEnvironmentName(value: string): string {
   if (!ENVIRONMENT_NAME.test(value)) {
     throw new InvalidArgumentError('names start with a-z and hold up to 40 of a-z, 0-9 and -.');
@@ -77,6 +93,7 @@ export interface CreateKeyOptions {
   agent?: string;
   audience?: Audience;
   name?: string;
+  owner?: string;
 }
 
 export async function createKeyCommand(sql: Sql, options: CreateKeyOptions): Promise<string> {
@@ -93,6 +110,7 @@ export async function createKeyCommand(sql: Sql, options: CreateKeyOptions): Pro
     ...(options.scopes ? { scopes: options.scopes } : {}),
     ...(options.agent ? { agentId: options.agent } : {}),
     ...(options.audience ? { audience: options.audience } : {}),
+    ...(options.owner ? { owner: options.owner } : {}),
   });
   return [
     key,
@@ -103,6 +121,7 @@ export async function createKeyCommand(sql: Sql, options: CreateKeyOptions): Pro
     `scopes    ${record.scopes.join(' ') || '(none)'}`,
     `agent     ${record.agentId}`,
     `audience  ${record.audience}`,
+    `owner     ${record.owner ?? '(none)'}`,
     'Store the key now: it is shown only once.',
   ].join('\n');
 }
@@ -125,6 +144,7 @@ export async function listKeysCommand(
       scopes: k.scopes,
       agent: k.agentId,
       audience: k.audience,
+      owner: k.owner,
       status: k.revokedAt ? 'revoked' : 'active',
       created_at: k.createdAt.toISOString(),
     })),
@@ -134,6 +154,7 @@ export async function listKeysCommand(
       ['NAME', (k) => k.name],
       ['ACCESS', (k) => k.access],
       ['AGENT', (k) => k.agent],
+      ['OWNER', (k) => k.owner ?? '-'],
       ['AUDIENCE', (k) => k.audience],
       ['STATUS', (k) => k.status],
     ],

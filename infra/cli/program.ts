@@ -33,6 +33,13 @@ import {
 } from './mcp-apps.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import { runDev } from './dev.js';
+import {
+  listRoleMappingsCommand,
+  parseGroup,
+  parseRoles,
+  setRoleMappingCommand,
+  type PeopleRolesOptions,
+} from './people.js';
 import { simulatePolicyCommand, type SimulateOptions } from './policies.js';
 import { envCommand } from './env.js';
 import {
@@ -43,6 +50,7 @@ import {
   parseAccess,
   parseAudience,
   parseEnvironmentName,
+  parseOwner,
   parseScopes,
   revokeKeyCommand,
   type CreateKeyOptions,
@@ -166,6 +174,11 @@ export function buildProgram(): Command {
     .option('--agent <id>', 'agent id that policies govern (default: the key name)')
     .option('--audience <audience>', 'backend | business (default: backend)', parseAudience)
     .option('--name <name>', 'a label for the key')
+    .option(
+      '--owner <email>',
+      "the person who owns the key: they never decide its agent's held calls",
+      parseOwner,
+    )
     .action(
       action((options: CreateKeyOptions) =>
         withCliDatabase((sql) => createKeyCommand(sql, options)),
@@ -186,6 +199,43 @@ export function buildProgram(): Command {
     .description('revoke a key at once')
     .argument('<id>', 'key id')
     .action(action((id: string) => withCliDatabase((sql) => revokeKeyCommand(sql, id))));
+
+  const people = program
+    .command('people')
+    .description('the people who sign in to the console, and what their groups may do');
+  const roles = people
+    .command('roles')
+    .description(
+      "which of the identity provider's groups hold which role: approver, operator, admin",
+    );
+  roles
+    .command('list')
+    .description("list the environment's groups and their roles")
+    .option('--env <name>', 'environment whose mappings to list', 'development')
+    .option('--json', 'print JSON instead of a table')
+    .action(
+      action((options: PeopleRolesOptions) =>
+        withCliDatabase((sql) => listRoleMappingsCommand(sql, options)),
+      ),
+    );
+  roles
+    .command('set')
+    .description(
+      "replace a group's roles in the environment (recorded in the audit log); none: it holds no role",
+    )
+    .argument('<group>', "the group as the identity provider's groups claim names it", parseGroup)
+    .argument(
+      '<roles...>',
+      'approver, operator and/or admin, as separate words or a comma list; or none',
+    )
+    .option('--env <name>', 'environment the mapping belongs to', 'development')
+    .option('--json', 'print JSON instead of text')
+    .action(
+      action(async (group: string, words: string[], options: PeopleRolesOptions) => {
+        const wanted = parseRoles(words);
+        return withCliDatabase((sql) => setRoleMappingCommand(sql, group, wanted, options));
+      }),
+    );
 
   const webhooks = program
     .command('webhooks')

@@ -53,7 +53,8 @@ describe('access levels', () => {
       'apps:read',
     ];
     expect(defaultScopes('read_only')).toEqual(reads);
-    // Separation of duties: the keys agents call with cannot decide approvals or change policy.
+    // Separation of duties: the keys agents call with cannot decide approvals or change policy,
+    // nor see or set who decides (people:read, people:manage).
     expect(defaultScopes('standard')).toEqual(reads);
     expect(defaultScopes('full')).toEqual(
       expect.arrayContaining([
@@ -64,8 +65,10 @@ describe('access levels', () => {
         'apps:manage',
         'grants:read',
         'grants:manage',
+        'people:read',
+        'people:manage',
       ]),
     );
-    expect(defaultScopes('full')).toHaveLength(15);
+    expect(defaultScopes('full')).toHaveLength(17);
   });
 });

@@ -10,6 +10,7 @@ import {
   listKeysCommand,
   parseAccess,
   parseEnvironmentName,
+  parseOwner,
   parseScopes,
   revokeKeyCommand,
 } from '../../infra/cli/keys.js';
@@ -107,7 +108,9 @@ describe('gatehouse keys', () => {
     // Within the API key cache's bound (2 s).
     await answeredWithinKeyBound(() => status(key), 401, Date.now());
     const table = await listKeysCommand(db.sql, 'lifecycle');
-    expect(table.split('\n')[0]).toMatch(/^ID +PREFIX +NAME +ACCESS +AGENT +AUDIENCE +STATUS$/);
+    expect(table.split('\n')[0]).toMatch(
+      /^ID +PREFIX +NAME +ACCESS +AGENT +OWNER +AUDIENCE +STATUS$/,
+    );
     expect(table).toMatch(new RegExp(`^${id} .* revoked$`, 'm'));
     const json = JSON.parse(await listKeysCommand(db.sql, 'lifecycle', { json: true })) as {
       id: string;
@@ -131,6 +134,43 @@ describe('gatehouse keys', () => {
     expect(caller?.agentId).toBe('full key');
   });
 
+  it('records who owns a key, as a lower-case email, and lists it', async () => {
+    await ensureEnvironment(db.sql, 'owned');
+    const created = await createKeyCommand(db.sql, {
+      env: 'owned',
+      access: 'standard',
+      name: 'billing',
+      owner: parseOwner(' Alice.Smith@Example.COM '),
+    });
+    expect(created).toMatch(/^owner +alice\.smith@example\.com$/m);
+    const id = /^id\s+(\S+)$/m.exec(created)?.[1] ?? '';
+    const [stored] = await db.sql<{ owner: string | null }[]>`
+      select owner from api_keys where id = ${id}`;
+    expect(stored?.owner).toBe('alice.smith@example.com');
+    const unowned = await createKeyCommand(db.sql, { env: 'owned', access: 'full' });
+    expect(unowned).toMatch(/^owner +\(none\)$/m);
+
+    const table = await listKeysCommand(db.sql, 'owned');
+    expect(table).toMatch(
+      new RegExp(
+        `^${id} .* billing +standard +billing +alice\\.smith@example\\.com +backend +active$`,
+        'm',
+      ),
+    );
+    expect(table).toMatch(/ full key +- +backend +active$/m);
+    const json = JSON.parse(await listKeysCommand(db.sql, 'owned', { json: true })) as {
+      id: string;
+      owner: string | null;
+    }[];
+    expect(json.map((k) => k.owner)).toEqual(['alice.smith@example.com', null]);
+
+    for (const bad of ['alice', 'alice@', '@example.com', 'alice @example.com', 'a@b', '']) {
+      expect(() => parseOwner(bad)).toThrow(InvalidArgumentError);
+      expect(() => parseOwner(bad)).toThrow(/owner must be an email address/);
+    }
+    expect(() => parseOwner(`${'a'.repeat(250)}@example.com`)).toThrow(/owner must be an email/);
+  });
+
   it('refuses bad arguments with a clear message', async () => {
     await expect(createKeyCommand(db.sql, { env: 'nowhere', access: 'full' })).rejects.toThrow(
       /no environment "nowhere"/,
@@ -145,14 +185,26 @@ describe('gatehouse keys', () => {
 
 describe('the gatehouse binary', () => {
   it(
-    'creates a key: printed once, exit 0, and it works',
+    'creates a key with its owner: printed once, exit 0, and it works',
     async () => {
       await ensureEnvironment(db.sql, 'binary');
       const created = await runCli(
-        ['keys', 'create', '--env', 'binary', '--access', 'read_only', '--name', 'cli'],
+        [
+          'keys',
+          'create',
+          '--env',
+          'binary',
+          '--access',
+          'read_only',
+          '--name',
+          'cli',
+          '--owner',
+          'Ops@Example.com',
+        ],
         env,
       );
       expect(created).toMatchObject({ code: 0, stderr: '' });
+      expect(created.stdout).toMatch(/^owner +ops@example\.com$/m);
       const key = created.stdout.split('\n')[0] ?? '';
       expect(key).toMatch(/^gk_binary_[A-Za-z0-9_-]{32}$/);
       expect(created.stdout).toMatch(/shown only once/);
@@ -171,19 +223,26 @@ describe('the gatehouse binary', () => {
       );
       expect(badOption.code).toBe(1);
       expect(badOption.stderr).toMatch(/access must be one of read_only, standard, full/);
+      const badOwner = await runCli(
+        ['keys', 'create', '--env', 'binary', '--access', 'standard', '--owner', 'alice'],
+        env,
+      );
+      expect(badOwner.code).toBe(1);
+      expect(badOwner.stderr).toMatch(/owner must be an email address/);
       const failed = await runCli(['envs', 'create', 'binary'], env);
       expect(failed).toMatchObject({
         code: 1,
         stderr: 'gatehouse: environment "binary" already exists\n',
       });
-      for (const result of [badOption, failed]) expect(result.stderr).not.toMatch(/\n\s+at /);
+      for (const result of [badOption, badOwner, failed])
+        expect(result.stderr).not.toMatch(/\n\s+at /);
       const version = await runCli(['--version'], env);
       const manifest = JSON.parse(
         readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
       ) as { version: string };
       expect(version).toMatchObject({ code: 0, stdout: `${manifest.version}\n` });
     },
-    3 * CLI_RUN_BUDGET_MS,
+    4 * CLI_RUN_BUDGET_MS,
   );
 });
 
