@@ -75,6 +75,18 @@ export async function lastCheckpoint(
   return row ?? null;
 }
 
+/** The newest checkpoint on the chain as people are shown it: where it ends and when it was made. */
+export async function newestCheckpointSeal(
+  sql: Db,
+  environmentId: string,
+): Promise<Pick<AuditCheckpoint, 'id' | 'lastSeq' | 'eventCount' | 'sealedAt'> | null> {
+  const [row]: [Pick<AuditCheckpoint, 'id' | 'lastSeq' | 'eventCount' | 'sealedAt'>?] = await sql`
+    select id, last_seq, event_count, sealed_at from audit_checkpoints
+    where environment_id = ${environmentId} and ${onChain(sql)}
+    order by last_seq desc limit 1`;
+  return row ?? null;
+}
+
 /** The newest checkpoint on the chain sealed before `before`: where `verify --since` starts. */
 export async function lastCheckpointSealedBefore(
   sql: Db,

@@ -158,6 +158,13 @@ function auditRows(sql: Db, events: NewAuditEvent[]) {
 export interface AuditFilter {
   user?: string;
   decision?: AuditDecision;
+  /** The console's filters; the API's list takes user and decision only. */
+  agent?: string;
+  action?: string;
+  /** Events at or after this time. */
+  since?: Date;
+  /** Events before this time. */
+  until?: Date;
   /** Id of the last event of the previous page (ids are UUIDv7, so time-ordered). */
   before?: string;
   limit: number;
@@ -174,6 +181,10 @@ export async function listAuditEvents(
     where environment_id = ${environmentId}
       ${filter.user === undefined ? sql`` : sql`and user_external_id = ${storableText(filter.user)}`}
       ${filter.decision === undefined ? sql`` : sql`and decision = ${filter.decision}`}
+      ${filter.agent === undefined ? sql`` : sql`and agent_id = ${storableText(filter.agent)}`}
+      ${filter.action === undefined ? sql`` : sql`and action = ${storableText(filter.action)}`}
+      ${filter.since === undefined ? sql`` : sql`and time >= ${filter.since}`}
+      ${filter.until === undefined ? sql`` : sql`and time < ${filter.until}`}
       ${filter.before === undefined ? sql`` : sql`and id < ${filter.before}`}
     order by id desc
     limit ${filter.limit + 1}`;
@@ -187,4 +198,18 @@ export async function findAuditEvent(
   const [row]: [AuditEvent?] = await sql`
     select ${columns(sql)} from audit_events where environment_id = ${environmentId} and id = ${id}`;
   return row ?? null;
+}
+
+/**
+ * The call workflow run that wrote the event, when a workflow wrote it (null for what the API
+ * refused before any workflow ran, and for changes made in the console).
+ */
+export async function auditEventWorkflowRun(
+  sql: Db,
+  environmentId: string,
+  id: string,
+): Promise<string | null> {
+  const [row]: [{ workflowRunId: string | null }?] = await sql`
+    select workflow_run_id from audit_events where environment_id = ${environmentId} and id = ${id}`;
+  return row?.workflowRunId ?? null;
 }

@@ -203,6 +203,23 @@ export async function listUserConnections(sql: Db, connectedUserId: string): Pro
     order by created_at`;
 }
 
+/**
+ * Every connection of these users, revoked ones too (the console shows a connection's history),
+ * each user's oldest first.
+ */
+export async function listConnectionsOfUsers(
+  sql: Db,
+  environmentId: string,
+  connectedUserIds: readonly string[],
+): Promise<Connection[]> {
+  if (connectedUserIds.length === 0) return [];
+  return sql<Connection[]>`
+    select ${columns(sql)} from connections
+    where environment_id = ${environmentId}
+      and connected_user_id = any(${[...connectedUserIds]}::uuid[])
+    order by connected_user_id, created_at, id`;
+}
+
 export async function readTokens(sql: Db, keyring: Keyring, id: string): Promise<TokenSet | null> {
   const [row]: [
     {
