@@ -1,13 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { upsertConnectedUser } from '../../activities/db/connected-users.js';
-import { findMcpApp } from '../../activities/db/mcp-apps.js';
-import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
-import { findApp } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../deps.js';
-import { newConnectLink } from '../connect/links.js';
-import { assertMcpAppConnectable } from '../connect/mcp-link-readiness.js';
-import { ApiError, ConflictError, InvalidRequestError } from '../errors.js';
+import { createCheckedConnectLink } from '../connect/new-connect-link.js';
+import { InvalidRequestError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { externalUserId } from '../http/external-user-id.js';
 import { parse } from '../http/validate.js';
@@ -72,45 +67,16 @@ export function connectLinkRoutes(deps: ApiDeps): Router {
   router.post('/v1/connect/links', authorize({ operation: 'write' }), async (req, res) => {
     const caller = callerOf(res);
     const body = parse(createLinkBody, req.body, 'body');
-    const catalogApp = findApp(body.app);
-    const mcpApp = catalogApp ? null : await findMcpApp(deps.sql, caller.environmentId, body.app);
-    const app = catalogApp ?? mcpApp;
-    if (!app) {
-      throw new InvalidRequestError(`Unknown app "${body.app}".`, [
-        { path: 'app', message: 'unknown app' },
-      ]);
-    }
-    // Checked now so the caller learns at once, not the end user on a broken page.
-    // A remote MCP server that asks for no authorization serves every user as it is.
-    if (mcpApp?.auth === 'none') {
-      throw new ConflictError(
-        `App "${mcpApp.id}" is a remote MCP server that asks for no authorization: its users need no connection, and its tools can be called for any user as they are.`,
-        { app: mcpApp.id },
-      );
-    }
-    if (mcpApp) {
-      await assertMcpAppConnectable(deps, caller.environmentId, mcpApp.id);
-    } else if (
-      !(await chooseClientForNewConnection(deps.sql, deps.config, caller.environmentId, app.id))
-    ) {
-      throw new ApiError(
-        'auth_config_required',
-        `No OAuth client for "${app.id}" in environment "${caller.environmentName}": register one at the app with the redirect URI that GET /v1/apps/${app.id} shows, add it with POST /v1/auth-configs, or enable funded access.`,
-        { app: app.id },
-      );
-    }
-    const user = await upsertConnectedUser(
-      deps.sql,
-      caller.environmentId,
-      body.user,
-      body.customer,
+    const link = await createCheckedConnectLink(
+      deps,
+      { id: caller.environmentId, name: caller.environmentName },
+      {
+        user: body.user,
+        app: body.app,
+        ...(body.customer === undefined ? {} : { customer: body.customer }),
+        ...(body.redirect_url ? { redirectUrl: body.redirect_url } : {}),
+      },
     );
-    const link = await newConnectLink(deps.sql, deps.config, {
-      environmentId: caller.environmentId,
-      connectedUserId: user.id,
-      app: app.id,
-      ...(body.redirect_url ? { redirectUrl: body.redirect_url } : {}),
-    });
     res.status(201).json(link);
   });
   return router;

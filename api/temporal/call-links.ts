@@ -6,6 +6,11 @@ export interface CallLinkBase {
   traceUrlTemplate: string | null;
 }
 
+/** Where a trace is seen: TRACE_URL_TEMPLATE with `{trace_id}` replaced by the id. */
+export function traceUrl(template: string, traceId: string): string {
+  return template.replaceAll('{trace_id}', encodeURIComponent(traceId));
+}
+
 /**
  * The call workflow's static details (markdown, shown under its summary in the Temporal UI): the
  * audit event and the trace of the request that started it, so an operator goes from the
@@ -17,7 +22,7 @@ export function callDetails(
 ): string {
   const audit = `${base.publicUrl}/v1/audit/${request.requestId}`;
   const trace = base.traceUrlTemplate
-    ? `[${request.traceId}](${base.traceUrlTemplate.replaceAll('{trace_id}', request.traceId)})`
+    ? `[${request.traceId}](${traceUrl(base.traceUrlTemplate, request.traceId)})`
     : `\`${request.traceId}\``;
   return [
     `Started by request ${request.requestId}:`,

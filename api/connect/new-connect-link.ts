@@ -1,0 +1,60 @@
+import { upsertConnectedUser } from '../../activities/db/connected-users.js';
+import { findMcpApp } from '../../activities/db/mcp-apps.js';
+import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
+import { findApp } from '../../workflows/catalog/index.js';
+import type { ApiDeps } from '../deps.js';
+import { ApiError, ConflictError, InvalidRequestError } from '../errors.js';
+import { newConnectLink, type LinkView } from './links.js';
+import { assertMcpAppConnectable } from './mcp-link-readiness.js';
+
+export interface NewConnectLinkInput {
+  /** The user's external id; the user is created on their first link. */
+  user: string;
+  customer?: string;
+  app: string;
+  redirectUrl?: string;
+}
+
+/**
+ * A connect link for a user and an app, checked first as every link is: the app must be the
+ * catalog's or one of the environment's remote MCP apps, and able to connect now (an OAuth
+ * client, or a remote MCP server that is ready), so whoever asked learns at once, not the end
+ * user on a broken page. One path for `POST /v1/connect/links` and the console's reconnect link.
+ */
+export async function createCheckedConnectLink(
+  deps: ApiDeps,
+  environment: { id: string; name: string },
+  input: NewConnectLinkInput,
+): Promise<LinkView> {
+  const catalogApp = findApp(input.app);
+  const mcpApp = catalogApp ? null : await findMcpApp(deps.sql, environment.id, input.app);
+  const app = catalogApp ?? mcpApp;
+  if (!app) {
+    throw new InvalidRequestError(`Unknown app "${input.app}".`, [
+      { path: 'app', message: 'unknown app' },
+    ]);
+  }
+  // A remote MCP server that asks for no authorization serves every user as it is.
+  if (mcpApp?.auth === 'none') {
+    throw new ConflictError(
+      `App "${mcpApp.id}" is a remote MCP server that asks for no authorization: its users need no connection, and its tools can be called for any user as they are.`,
+      { app: mcpApp.id },
+    );
+  }
+  if (mcpApp) {
+    await assertMcpAppConnectable(deps, environment.id, mcpApp.id);
+  } else if (!(await chooseClientForNewConnection(deps.sql, deps.config, environment.id, app.id))) {
+    throw new ApiError(
+      'auth_config_required',
+      `No OAuth client for "${app.id}" in environment "${environment.name}": register one at the app with the redirect URI that GET /v1/apps/${app.id} shows, add it with POST /v1/auth-configs, or enable funded access.`,
+      { app: app.id },
+    );
+  }
+  const user = await upsertConnectedUser(deps.sql, environment.id, input.user, input.customer);
+  return newConnectLink(deps.sql, deps.config, {
+    environmentId: environment.id,
+    connectedUserId: user.id,
+    app: app.id,
+    ...(input.redirectUrl ? { redirectUrl: input.redirectUrl } : {}),
+  });
+}
