@@ -5,6 +5,7 @@
  */
 import type { CallScope } from './catalog/index.js';
 import type { ErrorCode } from './error-codes.js';
+import type { Decider } from './decider-rules.js';
 import type { GrantRequest, GrantView } from './grant-types.js';
 import type { Decision } from './policy.js';
 
@@ -102,26 +103,89 @@ export interface ApprovalView {
   policy: { id: string; version: number; rule: string };
   created_at: string;
   expires_at: string;
+  /** The label of the decision that settled it (the one that reached the quorum, or a rejection). */
   decided_by: string | null;
   decided_at: string | null;
+  /**
+   * How many different deciders must approve; every decision so far, oldest first; and how many
+   * approvals are still needed (0 once settled). Absent from the approvals that histories recorded
+   * before approvals could need several decisions (the workflow reads them as 1, none, 1).
+   */
+  quorum?: number;
+  decisions?: DecisionView[];
+  approvals_needed?: number;
   /** The grant this approval made: only on the answer to the decision that made it. */
   grant?: GrantView;
 }
+
+/** One decision on an approval, as the API shows it. */
+export interface DecisionView {
+  /** The decider's label: a key's agent id, `person:<email>`, `<addressee> (decision link)`. */
+  by: string;
+  decision: 'approve' | 'reject';
+  at: string;
+  /** `api` (a key), `console` (a signed-in person), `link` (a decision link). */
+  via: 'api' | 'console' | 'link';
+  /** A person's name and identity at the identity provider. */
+  name?: string;
+  issuer?: string;
+  subject?: string;
+}
+
+/**
+ * What opening an approval gives the workflow: the approval, the owners (emails) of the held
+ * agent's live API keys, and the identities that decided it already (an approval a previous run of
+ * the call opened), which the `decide` validator refuses. Both absent from histories recorded
+ * before they were read.
+ */
+export type OpenedApproval = ApprovalView & { agent_key_owners?: string[]; decided?: string[] };
 
 export interface DecisionInput {
   /** The approval meant; a later run of the same call holds a different one. */
   approvalId: string;
   decision: 'approve' | 'reject';
+  /** The decider's label (deciderLabel); with `decider` absent, a key's agent id. */
   decidedBy: string;
+  /**
+   * Who decides. Absent from Updates sent before deciders had kinds: then a key whose agent id is
+   * `decidedBy`. When present, the workflow labels the decision from it.
+   */
+  decider?: Decider;
   /** Epoch ms: the workflow refuses the decision once its clock is past it (see CallTicket). */
   deadline?: number;
   /**
    * An approval may also grant the same action for a while. Checked by the API against the policy's
-   * `approval.max_grant_seconds`; made only with an `approve` the workflow accepted, in the same
-   * transaction as the approval's settling.
+   * `approval.max_grant_seconds`; made, in the same transaction as the approval's settling, only
+   * once the quorum is reached and when every approving decision asked for one (the narrowest
+   * asked: README "Decisions").
    */
   grant?: GrantRequest;
 }
+
+/**
+ * One decision as the workflow hands it to Postgres: who, what, and the grant it asked for.
+ * `id` is made by the workflow, so a local activity run again records it once.
+ */
+export interface DecisionRecord {
+  id: string;
+  approvalId: string;
+  identity: string;
+  label: string;
+  decider: Decider;
+  decision: 'approve' | 'reject';
+  grant?: GrantRequest;
+  /** The workflow's clock (epoch ms): a grant the decision makes runs from here. */
+  at: number;
+}
+
+/** What recording a decision came to. */
+export type DecisionOutcome =
+  /** Recorded: the approval after it, still pending, or settled by it. */
+  | { kind: 'recorded'; approval: ApprovalView }
+  /** Something else ended the approval first. */
+  | { kind: 'not_pending' }
+  /** This decider's identity decided the approval already. */
+  | { kind: 'already_decided' };
 
 /**
  * Audit decision values: `allowed` (ran), `blocked` (held for approval), `denied` (by a rule or
@@ -179,7 +243,8 @@ type PreparedCall =
       policyVersion: number | null;
       /** The part of the policy that decided (a rule, or a default), in words. */
       rule: string;
-      approval: { requested_from: string[]; ttl_seconds: number };
+      /** `quorum` is absent from histories recorded before approvals could need several. */
+      approval: { requested_from: string[]; ttl_seconds: number; quorum?: number };
       /**
        * The live grant that turned the policy's `ask` into this `allow`, for audit. Absent when no
        * grant decided (and in histories recorded before grants).

@@ -28,6 +28,7 @@ import {
   setHandler,
   startChild,
   upsertSearchAttributes,
+  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
@@ -42,6 +43,8 @@ import {
   type CallRequest,
   type CallTicket,
   type DecisionInput,
+  type DecisionOutcome,
+  type DecisionRecord,
   type Preparation,
   READ_ATTEMPTS,
 } from './call-types.js';
@@ -67,7 +70,13 @@ import {
   answerRejected,
   answerStopped,
 } from './call-answers.js';
-import { deciderRefusal } from './decider-rules.js';
+import {
+  type Decider,
+  deciderIdentity,
+  deciderLabel,
+  deciderRefusal,
+  decidersInWords,
+} from './decider-rules.js';
 import { searchAttributes } from './search-attributes.js';
 import type { Settled } from './upstream-answer.js';
 import { settleFailure, settleOutcome } from './upstream-settlement.js';
@@ -159,11 +168,18 @@ const GRANT_FOR: readonly string[] = ['user', 'any_user'];
 
 interface HeldState {
   approval: ApprovalView | null;
+  /** Set once the approval is settled: by a rejection, or by the approval that reached the quorum. */
   decision: 'approved' | 'rejected' | null;
-  /** A decide Update is writing; a second one, or the expiry, must wait for it. */
-  deciding: boolean;
+  /** decide Updates writing now; the expiry must wait for them. */
+  deciding: number;
   /** The user was deleted. */
   cancelled: boolean;
+  /** Identities that decided the approval, whom the validator refuses a second decision. */
+  decided: string[];
+  /** Labels of the approving decisions, oldest first, for the audit row of the approved run. */
+  approvers: string[];
+  /** Owners of the held agent's live keys when the call was held, refused as deciders. */
+  keyOwners: string[];
 }
 
 type Phase = 'evaluating' | 'running' | 'held' | 'approved' | 'rejected' | 'ended';
@@ -206,7 +222,15 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   /** When a held or rejected call stops answering for its approval (epoch ms). */
   let holdEndsAt = Number.POSITIVE_INFINITY;
   // Changed by the handlers while the main story waits, hence an object TS does not narrow.
-  const held: HeldState = { approval: null, decision: null, deciding: false, cancelled: false };
+  const held: HeldState = {
+    approval: null,
+    decision: null,
+    deciding: 0,
+    cancelled: false,
+    decided: [],
+    approvers: [],
+    keyOwners: [],
+  };
   let webhook: Promise<unknown> | null = null;
   let context: AuditContext = {
     connectedUserId: null,
@@ -299,10 +323,75 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     },
   );
 
+  /** Starts the `approval.decided` delivery once the approval is settled. */
+  function announceDecision(decided: ApprovalView): void {
+    const event = {
+      environmentId: call.environmentId,
+      approvalId: decided.id,
+      eventId: `evt_${decided.id}`,
+    };
+    // Not awaited here: the decider's answer does not wait for the delivery's start (end() does).
+    webhook = servedRecords.startApprovalDelivery('approval.decided', event);
+  }
+
+  /**
+   * One decision, kept as it arrives (approvals that need several decisions): recorded with the
+   * approval's settling, when it settles it, in one local activity. The approval stays pending
+   * until the quorum of different deciders approved, or one rejected; the call runs once, after
+   * the decision that reached the quorum. Answers the approval after this decision.
+   */
+  async function decideInTurn(input: DecisionInput): Promise<ApprovalView> {
+    const pending = held.approval as ApprovalView;
+    const decider: Decider = input.decider ?? { kind: 'key', agentId: input.decidedBy };
+    const record: DecisionRecord = {
+      id: uuid4(),
+      approvalId: pending.id,
+      identity: deciderIdentity(decider),
+      label: deciderLabel(decider),
+      decider,
+      decision: input.decision,
+      ...(input.decision === 'approve' && input.grant ? { grant: input.grant } : {}),
+      at: Date.now(),
+    };
+    held.deciding += 1;
+    let outcome: DecisionOutcome;
+    try {
+      outcome = await records.recordDecision(record);
+    } finally {
+      // A failed write leaves the approval as it was: the expiry and later decisions go on.
+      held.deciding -= 1;
+    }
+    if (outcome.kind === 'already_decided') {
+      throw ApplicationFailure.nonRetryable(
+        `"${record.label}" has already decided this approval, and the same person cannot decide it twice: another decider must.`,
+        DECIDER_REFUSED,
+      );
+    }
+    if (outcome.kind === 'not_pending') {
+      throw ApplicationFailure.nonRetryable(
+        'the approval is no longer pending',
+        APPROVAL_NOT_PENDING,
+      );
+    }
+    if (!held.decided.includes(record.identity)) held.decided.push(record.identity);
+    if (record.decision === 'approve') held.approvers.push(record.label);
+    const decided = outcome.approval;
+    // Decisions recorded together may come back in another order: a pending view never
+    // replaces the settled one.
+    if (held.decision !== null) return decided;
+    held.approval = decided;
+    if (decided.status !== 'approved' && decided.status !== 'rejected') return decided;
+    held.decision = decided.status;
+    announceDecision(decided);
+    return decided;
+  }
+
   setHandler(
     decideUpdate,
     async (input) => {
-      held.deciding = true;
+      // Decisions taken before an approval could need several settled it at once, and replay so.
+      if (patched('approval-quorum')) return decideInTurn(input);
+      held.deciding += 1;
       const pending = held.approval as ApprovalView;
       const status = input.decision === 'approve' ? 'approved' : 'rejected';
       // An approval may carry a grant, made with it from the workflow's clock. Decisions recorded
@@ -318,7 +407,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
           : await records.settleApproval(pending.id, status, input.decidedBy);
       } finally {
         // A failed write leaves the approval pending: the expiry and a later decision go on.
-        held.deciding = false;
+        held.deciding -= 1;
       }
       if (!decided) {
         throw ApplicationFailure.nonRetryable(
@@ -349,7 +438,14 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     {
       validator: (input: DecisionInput) => {
         refuseLate(input.deadline);
-        if (phase !== 'held' || held.deciding || held.approval?.id !== input.approvalId) {
+        // Decisions may be recorded side by side (Postgres counts them one after the other), but
+        // none once the approval is settled or past its expiry.
+        if (
+          phase !== 'held' ||
+          held.decision !== null ||
+          Date.now() >= holdEndsAt ||
+          held.approval?.id !== input.approvalId
+        ) {
           throw ApplicationFailure.nonRetryable(
             `the approval is ${held.approval?.status ?? 'not open'}`,
             APPROVAL_NOT_PENDING,
@@ -357,8 +453,13 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
         }
         // The API refuses these first, with its reasons; this holds whatever path a decision took.
         const refusal = deciderRefusal(
-          { agentId: call.agentId, requestedFrom: held.approval.requested_from },
-          input.decidedBy,
+          {
+            agentId: call.agentId,
+            requestedFrom: held.approval.requested_from,
+            decided: held.decided,
+            agentKeyOwners: held.keyOwners,
+          },
+          input.decider ?? input.decidedBy,
         );
         if (refusal !== null) throw ApplicationFailure.nonRetryable(refusal, DECIDER_REFUSED);
         // The API checks the grant against the policy first; this holds whatever path it took.
@@ -404,6 +505,21 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   setHandler(cancelSignal, () => {
     held.cancelled = true;
   });
+
+  /**
+   * The approved run's audit row names who approved it, inside the audit trail's chain: every
+   * approving decision, or, for a decision taken before decisions were kept, the one decider.
+   */
+  function approvedBy(settled: Settled): Settled {
+    const approvers =
+      held.approvers.length > 0
+        ? held.approvers
+        : held.approval?.decided_by
+          ? [held.approval.decided_by]
+          : [];
+    if (approvers.length === 0) return settled;
+    return { ...settled, reason: `${settled.reason}; approved by ${decidersInWords(approvers)}` };
+  }
 
   /** `startBy`: when a write that has not started by then must not start (see writeStartingBy). */
   async function execute(
@@ -531,15 +647,22 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   }
 
   // ask: hold the call for a person's decision.
-  const opened = await records.openApproval(call, {
+  const {
+    agent_key_owners: keyOwners = [],
+    decided = [],
+    ...opened
+  } = await records.openApproval(call, {
     workflowId: workflowInfo().workflowId,
     requestedFrom: preparation.approval.requested_from,
     ttlSeconds: preparation.approval.ttl_seconds,
+    quorum: preparation.approval.quorum ?? 1,
     policyId: preparation.policyId ?? 'none',
     policyVersion: preparation.policyVersion ?? 0,
     policyRule: preparation.rule,
   });
   held.approval = opened;
+  held.keyOwners = keyOwners;
+  held.decided = [...decided];
   upsertSearchAttributes([
     { key: searchAttributes.decision, value: 'blocked' },
     { key: searchAttributes.approvalId, value: opened.id },
@@ -576,8 +699,8 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   const expiresInMs = Date.parse(opened.expires_at) - Date.now();
   await condition(() => held.decision !== null || held.cancelled, Math.max(expiresInMs, 1));
   // A decision that the expiry overtook mid-write still counts: it reached Postgres first.
-  if (held.deciding && held.decision === null) {
-    await condition(() => held.decision !== null || !held.deciding);
+  if (held.deciding > 0 && held.decision === null) {
+    await condition(() => held.decision !== null || held.deciding === 0);
   }
   // A child must have started before its parent closes: end() awaits `webhook`, which the
   // decision (if any) has set by now (TS cannot see a handler's assignment), so it waits for
@@ -653,5 +776,5 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   const settled = await execute(current);
   await servedRecords.consumeApproval(opened.id);
   setCurrentDetails(`Approval ${opened.id} used.`);
-  return end(settled);
+  return end(approvedBy(settled));
 }

@@ -16,6 +16,30 @@ export interface PolicyRule {
    */
   when?: string;
   decision: Decision;
+  /**
+   * Only on a rule that asks: who decides the calls this rule holds, how many must approve, and
+   * how long they have, each in place of the policy's own `approval` setting when given.
+   */
+  approval?: RuleApproval;
+}
+
+/** A rule's own approval settings: each one left out is the policy's. */
+export interface RuleApproval {
+  requested_from?: string[];
+  quorum?: number;
+  ttl_seconds?: number;
+}
+
+/**
+ * Who decides a held call, how long the approval waits, and how long a grant made with it may last.
+ * `quorum`: how many different deciders must approve (absent on policies written before it: 1).
+ * `max_grant_seconds`: 0 or absent (policies written before grants) turns grants off.
+ */
+export interface ApprovalSettings {
+  requested_from: string[];
+  ttl_seconds: number;
+  quorum?: number;
+  max_grant_seconds?: number;
 }
 
 export interface PolicyDocument {
@@ -24,11 +48,24 @@ export interface PolicyDocument {
   agents: string[];
   defaults: Record<CallScope, Decision>;
   rules: PolicyRule[];
-  /**
-   * `max_grant_seconds`: how long a grant made with an approval may last; 0 or
-   * absent (policies written before grants) turns grants off.
-   */
-  approval: { requested_from: string[]; ttl_seconds: number; max_grant_seconds?: number };
+  approval: ApprovalSettings;
+}
+
+/**
+ * The approval settings of a call a rule holds: the rule's own where it has them, else the
+ * policy's. Grants stay the policy's alone (its agents' grants are turned off in one place).
+ */
+export function approvalSettings(
+  policy: ApprovalSettings,
+  rule: RuleApproval | undefined,
+): ApprovalSettings {
+  if (rule === undefined) return policy;
+  return {
+    ...policy,
+    ...(rule.requested_from === undefined ? {} : { requested_from: rule.requested_from }),
+    ...(rule.quorum === undefined ? {} : { quorum: rule.quorum }),
+    ...(rule.ttl_seconds === undefined ? {} : { ttl_seconds: rule.ttl_seconds }),
+  };
 }
 
 /** A catalog action of the app a proxy call goes to, as far as policy needs it. */
@@ -60,6 +97,8 @@ export interface Verdict {
   unjudged: string[];
   /** False when a condition that could have changed the decision was not judged. */
   certain: boolean;
+  /** The approval settings of the rule that asks, when it has its own (see approvalSettings). */
+  approval?: RuleApproval;
 }
 
 /**
@@ -247,6 +286,14 @@ function describe(rule: PolicyRule): string {
   return `rule (${parts.join(', ')})`;
 }
 
+/** A rule's own approval settings, when it is the rule that made the decision `ask`. */
+function ruleApproval(winner: Candidate | null, decision: Decision): { approval?: RuleApproval } {
+  const approval = winner?.rule.approval;
+  return decision === 'ask' && winner?.rule.decision === 'ask' && approval !== undefined
+    ? { approval }
+    : {};
+}
+
 /** The winning rule in words, with what its condition did. */
 function describeWinner(winner: Candidate): string {
   if (winner.condition === 'holds') return `${describe(winner.rule)} held`;
@@ -286,6 +333,7 @@ export function evaluatePolicy(
     matched: own.winner ? describeWinner(own.winner) : `defaults.${target.scope}`,
     unjudged: describeUnjudged(own.unjudged),
     certain: own.unjudged.length === 0 && own.winner?.condition !== 'error',
+    ...ruleApproval(own.winner, own.decision),
   };
   if (target.kind === 'action' || own.winner?.rank === EXACT_ACTION) return ownVerdict;
   const floor = strictestActionRuling(policy.rules, target, judgeOnce);
@@ -299,6 +347,7 @@ export function evaluatePolicy(
       own.unjudged.length === 0 &&
       floor.unjudged.length === 0 &&
       floor.winner?.condition !== 'error',
+    ...ruleApproval(floor.winner, floor.decision),
   };
 }
 

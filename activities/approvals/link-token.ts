@@ -1,5 +1,6 @@
 import { createHash, createHmac, hkdfSync } from 'node:crypto';
 import type { Keyring } from '../../infra/encryption.js';
+import { ANY_APPROVER } from '../../workflows/decider-rules.js';
 import type { LinkChannel, LinkProvenance } from './link-provenance.js';
 
 /**
@@ -12,10 +13,12 @@ import type { LinkChannel, LinkProvenance } from './link-provenance.js';
  */
 
 /**
- * The approver named by the one link made when `requested_from` is empty. It becomes
- * `decided_by`, so audit shows that a decision came through a generic link and not from a key.
+ * The approver named by the one link made when `requested_from` is empty: `role:approver`, whoever
+ * may decide. A decision through it is labelled `role:approver (decision link)`, so audit shows it
+ * came through a generic link and not from a key or a person. Links stored before it was named so
+ * name `approval-link` (LEGACY_ANY_APPROVER), and still decide, labelled as they were.
  */
-export const GENERIC_APPROVER = 'approval-link';
+export const GENERIC_APPROVER = ANY_APPROVER;
 
 /** base64url of 32 bytes. */
 export const LINK_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;

@@ -9,13 +9,17 @@ import type {
   AuditEntry,
   CallRequest,
   CallTargetInput,
+  DecisionOutcome,
+  DecisionRecord,
   KeptAnswer,
+  OpenedApproval,
 } from '../../workflows/call-types.js';
 import { answerToKeep, callKey } from '../db/call-idempotency-keys.js';
 import type { GrantRequest } from '../../workflows/grant-types.js';
 import { approvalView, consumeApproval, openApproval, settleApproval } from '../db/approvals.js';
 import { grantView, insertGrant } from '../db/grants.js';
 import { approvalRequest } from './approval-request.js';
+import { recordDecision } from './decision-records.js';
 import { insertAuditEvents, writeRunAuditEvents, type NewAuditEvent } from '../db/audit-events.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
 import { approvalLatency, auditWriteRetries, callsTotal } from '../../infra/telemetry/metrics.js';
@@ -149,6 +153,8 @@ export interface OpenApprovalInput {
   policyId: string;
   policyVersion: number;
   policyRule: string;
+  /** Absent from histories recorded before approvals could need several decisions: 1. */
+  quorum?: number;
 }
 
 /** The Postgres side of a governed call: its audit rows and its approval. Local activities. */
@@ -168,7 +174,7 @@ export function callRecordActivities(deps: { sql: Sql; temporal: Client; config:
       return recordRunAudit(runDeps, call, context, entries, final);
     },
 
-    async openApproval(call: CallRequest, input: OpenApprovalInput): Promise<ApprovalView> {
+    async openApproval(call: CallRequest, input: OpenApprovalInput): Promise<OpenedApproval> {
       const approval = await openApproval(sql, {
         environmentId: call.environmentId,
         fingerprint: call.fingerprint,
@@ -184,8 +190,24 @@ export function callRecordActivities(deps: { sql: Sql; temporal: Client; config:
         policyVersion: input.policyVersion,
         policyRule: input.policyRule,
         ttlSeconds: input.ttlSeconds,
+        quorum: input.quorum ?? 1,
       });
-      return approvalView(approval);
+      return {
+        ...approvalView(approval),
+        agent_key_owners: approval.agentKeyOwners,
+        decided: approval.decisions.map((decision) => decision.identity),
+      };
+    },
+
+    /**
+     * One decision on a held call (see decision-records.ts): the approval after it, still pending
+     * until the quorum or a rejection; settled, with the grant it made, by the decision that
+     * decides it.
+     */
+    async recordDecision(record: DecisionRecord): Promise<DecisionOutcome> {
+      const { settled, ...outcome } = await recordDecision(sql, record);
+      if (settled) observeDecision(settled);
+      return outcome;
     },
 
     /**

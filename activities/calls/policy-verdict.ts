@@ -1,6 +1,7 @@
 import type { CallScope } from '../../workflows/catalog/index.js';
 import { listActions } from '../../workflows/catalog/index.js';
 import {
+  approvalSettings,
   evaluatePolicy,
   governingPolicy,
   UNKNOWN_CALL,
@@ -27,7 +28,7 @@ export interface PolicyVerdict {
   rule: string;
   policyId: string | null;
   policyVersion: number | null;
-  /** Whom a held call asks, and for how long. */
+  /** Whom a held call asks, how many must approve, and for how long: a rule's own, or the policy's. */
   approval: PolicyDocument['approval'];
   /** False when a condition that could have changed the decision was not judged. */
   certain: boolean;
@@ -78,7 +79,7 @@ export function policyVerdict(
     rule: verdict.matched,
     policyId: policy.id,
     policyVersion: policy.version,
-    approval: policy.approval,
+    approval: approvalSettings(policy.approval, verdict.approval),
     certain: verdict.certain,
   };
 }

@@ -1,7 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../infra/database/client.js';
-import type { ApprovalStatus, ApprovalView } from '../../workflows/call-types.js';
+import type { ApprovalStatus, ApprovalView, DecisionView } from '../../workflows/call-types.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
+import type { GrantRequest } from '../../workflows/grant-types.js';
 import { storableJson } from './storable.js';
 
 export interface Approval {
@@ -25,6 +26,30 @@ export interface Approval {
   decidedBy: string | null;
   decidedAt: Date | null;
   consumedAt: Date | null;
+  /** How many different deciders must approve. */
+  quorum: number;
+  /** Owners (lower-cased emails) of the held agent's live keys when the call was held. */
+  agentKeyOwners: string[];
+  /** Every decision so far, oldest first. */
+  decisions: StoredDecision[];
+}
+
+/** A row of approval_decisions, as the approval's query gathers them (JSON keys as written). */
+export interface StoredDecision {
+  /** Whom the decision counts as (deciderIdentity). */
+  identity: string;
+  /** The decider's label. */
+  by: string;
+  decision: 'approve' | 'reject';
+  /** As Postgres writes a timestamptz in JSON. */
+  at: string;
+  kind: 'key' | 'person' | 'link';
+  via: DecisionView['via'];
+  name: string | null;
+  issuer: string | null;
+  subject: string | null;
+  email: string | null;
+  grant: GrantRequest | null;
 }
 
 /** What opening an approval takes: the rest (id, status, times, decision) Postgres fills in. */
@@ -42,12 +67,44 @@ export type NewApproval = Pick<
   | 'policyId'
   | 'policyVersion'
   | 'policyRule'
-> & { ttlSeconds: number };
+> & {
+  ttlSeconds: number;
+  /** How many different deciders must approve; 1 when left out. */
+  quorum?: number;
+};
 
+/** An approval's columns, with its decisions gathered from approval_decisions, oldest first. */
 const columns = (sql: Db) => sql`
   id, environment_id, fingerprint, workflow_id, action, scope, agent_id, user_external_id,
   requested_from, status, request, policy_id, policy_version, policy_rule, created_at, expires_at,
-  decided_by, decided_at, consumed_at`;
+  decided_by, decided_at, consumed_at, quorum, agent_key_owners,
+  (select coalesce(json_agg(json_build_object(
+      'identity', d.identity, 'by', d.label, 'decision', d.decision, 'at', d.decided_at,
+      'kind', d.kind, 'via', d.via, 'name', d.name, 'issuer', d.issuer, 'subject', d.subject,
+      'email', d.email, 'grant', d.grant_request) order by d.seq), '[]'::json)
+    from approval_decisions d where d.approval_id = approvals.id) as decisions`;
+
+/** A decision as the API shows it: who, what, when, how; a person's name and identity. */
+export function decisionView(decision: StoredDecision): DecisionView {
+  return {
+    by: decision.by,
+    decision: decision.decision,
+    at: new Date(decision.at).toISOString(),
+    via: decision.via,
+    ...(decision.name === null ? {} : { name: decision.name }),
+    ...(decision.issuer === null ? {} : { issuer: decision.issuer }),
+    ...(decision.subject === null ? {} : { subject: decision.subject }),
+  };
+}
+
+/** Approvals a pending approval still needs; none once it is settled. */
+export function approvalsNeeded(
+  approval: Pick<Approval, 'status' | 'quorum' | 'decisions'>,
+): number {
+  if (approval.status !== 'pending') return 0;
+  const approvals = approval.decisions.filter((d) => d.decision === 'approve').length;
+  return Math.max(0, approval.quorum - approvals);
+}
 
 export function approvalView(approval: Approval): ApprovalView {
   return {
@@ -64,25 +121,50 @@ export function approvalView(approval: Approval): ApprovalView {
     expires_at: approval.expiresAt.toISOString(),
     decided_by: approval.decidedBy,
     decided_at: approval.decidedAt?.toISOString() ?? null,
+    quorum: approval.quorum,
+    decisions: approval.decisions.map(decisionView),
+    approvals_needed: approvalsNeeded(approval),
   };
+}
+
+/**
+ * The owners of an agent's live API keys (lower-cased emails), who never decide its calls: a
+ * subquery, so opening an approval records them in the same statement.
+ */
+export const agentKeyOwnersQuery = (sql: Db, environmentId: string, agentId: string) => sql`
+  select coalesce(array_agg(distinct lower(k.owner)), '{}') from api_keys k
+  where k.environment_id = ${environmentId} and k.agent_id = ${agentId}
+    and k.revoked_at is null and k.owner is not null`;
+
+/** The owners of an agent's live keys now (the approval keeps those of when it was opened). */
+export async function agentKeyOwners(
+  sql: Db,
+  environmentId: string,
+  agentId: string,
+): Promise<string[]> {
+  const [row]: [{ owners: string[] }?] = await sql`
+    select (${agentKeyOwnersQuery(sql, environmentId, agentId)}) as owners`;
+  return row?.owners ?? [];
 }
 
 /**
  * Opens the call's approval, or returns the pending one it already has: the unique index on
  * pending fingerprints makes "never a second approval" hold even across workflow runs. The
  * request is stored in its storable form (./storable.ts), like audit rows: it is what the
- * approver is shown, and the call itself runs from the workflow's own copy.
+ * approver is shown, and the call itself runs from the workflow's own copy. The owners of the
+ * agent's live keys are recorded with it, for the workflow to refuse them as deciders.
  */
 export async function openApproval(sql: Db, input: NewApproval): Promise<Approval> {
   const [row]: [Approval?] = await sql`
     insert into approvals (id, environment_id, fingerprint, workflow_id, action, scope, agent_id,
       user_external_id, requested_from, status, request, policy_id, policy_version, policy_rule,
-      expires_at)
+      expires_at, quorum, agent_key_owners)
     values (${uuidv7()}, ${input.environmentId}, ${input.fingerprint}, ${input.workflowId},
       ${input.action}, ${input.scope}, ${input.agentId}, ${input.userExternalId},
       ${input.requestedFrom}, 'pending', ${storableJson(sql, input.request)},
       ${input.policyId}, ${input.policyVersion}, ${input.policyRule},
-      now() + make_interval(secs => ${input.ttlSeconds}))
+      now() + make_interval(secs => ${input.ttlSeconds}), ${input.quorum ?? 1},
+      (${agentKeyOwnersQuery(sql, input.environmentId, input.agentId)}))
     on conflict (environment_id, fingerprint) where status = 'pending' do nothing
     returning ${columns(sql)}`;
   if (row) return row;

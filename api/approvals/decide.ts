@@ -1,9 +1,14 @@
 import { linkRefusal, type LinkProvenance } from '../../activities/approvals/link-provenance.js';
-import { approvalView, findApproval, type Approval } from '../../activities/db/approvals.js';
+import {
+  agentKeyOwners,
+  approvalView,
+  findApproval,
+  type Approval,
+} from '../../activities/db/approvals.js';
 import { listPolicies } from '../../activities/db/policies.js';
 import type { Sql } from '../../infra/database/client.js';
 import type { ApprovalView } from '../../workflows/call-types.js';
-import { deciderRefusal } from '../../workflows/decider-rules.js';
+import { deciderLabel, deciderRefusal, type Decider } from '../../workflows/decider-rules.js';
 import type { GrantRequest } from '../../workflows/grant-types.js';
 import { governingPolicy } from '../../workflows/policy.js';
 import {
@@ -18,7 +23,7 @@ import type { CallWorkflows } from '../temporal/call-workflows.js';
 export function presentApproval(approval: Approval, now = new Date()): ApprovalView {
   const view = approvalView(approval);
   return view.status === 'pending' && approval.expiresAt <= now
-    ? { ...view, status: 'expired' }
+    ? { ...view, status: 'expired', approvals_needed: 0 }
     : view;
 }
 
@@ -32,8 +37,13 @@ export interface Decision {
   environmentId: string;
   approvalId: string;
   decision: 'approve' | 'reject';
-  /** Who decides: a key's agent id, or the approver a decision link names. */
-  decidedBy: string;
+  /** Who decides: a key, a signed-in person, or someone holding a decision link. */
+  decider: Decider;
+  /**
+   * What `decided_by` shows: always the decider's label (deciderLabel), which the workflow makes
+   * from `decider` itself; given, it must be that label.
+   */
+  decidedBy?: string;
   /** Where the decision link went, when the decision comes through one (the hosted page). */
   link?: LinkProvenance;
   /** With an approval, allow the same action for a while. */
@@ -78,36 +88,58 @@ async function checkGrant(sql: Sql, approval: Approval, input: Decision): Promis
   }
 }
 
-/** Why this decider may not decide this approval (four eyes, then the link's rule), or null. */
+/**
+ * Why this decider may not decide this approval (four eyes and two-person rules, then the link's
+ * rule), or null. `owners`: the owners of the agent's live keys now, refused beside those the
+ * approval recorded when it was opened (a key may have been given an owner since).
+ */
 export function decisionRefusal(
-  approval: Pick<Approval, 'agentId' | 'requestedFrom'>,
-  decidedBy: string,
+  approval: Pick<Approval, 'agentId' | 'requestedFrom' | 'status' | 'decisions' | 'agentKeyOwners'>,
+  decider: Decider,
   link?: LinkProvenance,
+  owners: readonly string[] = [],
 ): string | null {
   return (
     deciderRefusal(
-      { agentId: approval.agentId, requestedFrom: approval.requestedFrom },
-      decidedBy,
+      {
+        agentId: approval.agentId,
+        requestedFrom: approval.requestedFrom,
+        // Deciding twice matters while the approval can still be decided; once settled, a
+        // second decision is told so (409), as anyone's is.
+        decided:
+          approval.status === 'pending'
+            ? approval.decisions.map((decision) => decision.identity)
+            : [],
+        agentKeyOwners: [...approval.agentKeyOwners, ...owners],
+      },
+      decider,
     ) ?? (link ? linkRefusal(approval, link) : null)
   );
 }
 
 /**
- * Every decision path (approve, reject, the management decision, the hosted page) comes here: the
- * approval must be pending and the decider allowed by the four-eyes rules (never the held agent;
- * only those asked, when any are named), and a decision link must not have gone through the held
- * agent (link-provenance.ts), before the Update goes to the workflow that holds the call, which
- * checks the four-eyes rules again. A grant is checked after those: only a decider allowed to
- * approve can make one.
+ * Every decision path (approve, reject, the management decision, the hosted page, the console)
+ * comes here: the approval must be pending and the decider allowed by the rules of
+ * decider-rules.ts (never the held agent; only those asked, when any are named; never twice the
+ * same person; never an owner of the agent's keys), and a decision link must not have gone through
+ * the held agent (link-provenance.ts), before the Update goes to the workflow that holds the call,
+ * which checks those rules again. A grant is checked after those: only a decider allowed to
+ * approve can make one. Answers the approval after this decision: still pending while it needs
+ * more approvals.
  */
 export async function decideApproval(
   sql: Sql,
   calls: CallWorkflows,
   input: Decision,
 ): Promise<ApprovalView> {
+  const label = deciderLabel(input.decider);
+  if (input.decidedBy !== undefined && input.decidedBy !== label) {
+    throw new Error(`decidedBy "${input.decidedBy}" is not the decider's label "${label}"`);
+  }
   const approval = await loadApproval(sql, input.environmentId, input.approvalId);
   const current = presentApproval(approval);
-  const refusal = decisionRefusal(approval, input.decidedBy, input.link);
+  const owners = await agentKeyOwners(sql, approval.environmentId, approval.agentId);
+  const refusal = decisionRefusal(approval, input.decider, input.link, owners);
   if (refusal !== null)
     throw new InsufficientAccessError(refusal, { approval: { id: approval.id } });
   if (current.status !== 'pending') {
@@ -119,7 +151,8 @@ export async function decideApproval(
   await checkGrant(sql, approval, input);
   return calls.decide(approval, {
     decision: input.decision,
-    decidedBy: input.decidedBy,
+    decidedBy: label,
+    decider: input.decider,
     ...(input.grant ? { grant: input.grant } : {}),
   });
 }

@@ -40,6 +40,15 @@ import {
 } from '../errors.js';
 import type { PageLimits } from '../http/rate-limit.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
+import type { Decider } from '../../workflows/decider-rules.js';
+
+/**
+ * Who decides through a link: whoever holds it, as the addressee it was made for. (A person signed
+ * in while using it is not told apart yet.)
+ */
+function linkDecider(link: ApprovalLink): Decider {
+  return { kind: 'link', addressee: link.approver };
+}
 
 type Opened =
   | { link: ApprovalLink; approval: Approval; branding: ConnectBranding }
@@ -106,7 +115,7 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
     // A link may name an approver the four-eyes rules refuse (the policy listed the agent
     // itself), or have gone through the held agent's own key: the request is shown, the
     // buttons are not.
-    const refusal = decisionRefusal(approval, link.approver, link);
+    const refusal = decisionRefusal(approval, linkDecider(link), link);
     const maxGrant = await maxGrantSeconds(deps.sql, link.environmentId, approval.agentId);
     sendPage(
       res,
@@ -167,7 +176,7 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
           environmentId: link.environmentId,
           approvalId: approval.id,
           decision,
-          decidedBy: link.approver,
+          decider: linkDecider(link),
           link,
           ...(grant ? { grant } : {}),
         });

@@ -20,6 +20,7 @@ import {
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
 import type { GrantRequest } from '../../workflows/grant-types.js';
 import { grantRequestSchema, grantSchema } from './grants.js';
+import { decisionSchema } from '../approvals/decision-schema.js';
 
 const approvalParam = z.strictObject({ id: uuidString() });
 const managementParam = z.strictObject({ approvalId: uuidString() });
@@ -104,8 +105,19 @@ const approvalSchema = z.object({
     .meta({ description: 'The policy version that held the call' }),
   created_at: z.iso.datetime(),
   expires_at: z.iso.datetime(),
-  decided_by: z.string().nullable(),
+  decided_by: z.string().nullable().meta({
+    description:
+      'Who settled it: the decision that reached the quorum, or the rejection; null while pending',
+  }),
   decided_at: z.iso.datetime().nullable(),
+  quorum: z.int().meta({
+    description:
+      'How many different deciders must approve before the call runs; one rejection rejects',
+  }),
+  approvals_needed: z.int().meta({
+    description: 'Approvals still needed from other deciders; 0 once settled',
+  }),
+  decisions: z.array(decisionSchema).meta({ description: 'Every decision so far, oldest first' }),
   policy_in_force: z
     .object({
       id: z.string().nullable(),
@@ -123,8 +135,14 @@ const grantMade = grantSchema
   .meta({ description: 'Present when this decision made a grant: the grant' });
 const decidedSchema = z.object({
   id: z.string(),
-  status: z.enum(['approved', 'rejected']),
-  decided_by: z.string(),
+  status: z.enum(['pending', 'approved', 'rejected']).meta({
+    description:
+      '`pending` when this approval was recorded and more are needed (`approvals_needed`)',
+  }),
+  decided_by: z.string().nullable().meta({ description: 'Who settled it; null while pending' }),
+  approvals_needed: z.int().optional().meta({
+    description: 'Present while pending: the approvals still needed from other deciders',
+  }),
   grant: grantMade,
 });
 
@@ -173,6 +191,7 @@ const nextCursorField = z
 
 const decideNote =
   'The agent whose call is held can never decide it, and when `requested_from` names deciders only they may (403 `insufficient_access`). ' +
+  'An approval whose `quorum` is more than 1 needs that many different deciders: each approval is recorded and the approval stays `pending` (`approvals_needed` counts down) until the last one; one rejection rejects. The same decider twice, or a person who owns one of the held agent’s API keys, is refused (403). ' +
   "An approval may carry `grant` (`{for: 'user' | 'any_user', seconds}`): the same action of the same agent then runs without asking for that user (or any user) until the grant ends; more than the policy's `approval.max_grant_seconds`, or any grant when that is 0, is 400. " +
   'Answers once the decision is recorded; an approval that is no longer pending answers 409. ' +
   'Once approved, the caller sends the same call again and it runs once. ' +
@@ -307,7 +326,7 @@ export function approvalRoutes(deps: ApiDeps): Router {
       environmentId: caller.environmentId,
       approvalId,
       decision,
-      decidedBy: caller.agentId,
+      decider: { kind: 'key', agentId: caller.agentId },
       ...(grant ? { grant } : {}),
     });
   };
@@ -387,6 +406,8 @@ export function approvalRoutes(deps: ApiDeps): Router {
           id: decided.id,
           status: decided.status,
           decided_by: decided.decided_by,
+          // Only while more approvals are needed, so a settled answer keeps the shape it had.
+          ...(decided.status === 'pending' ? { approvals_needed: decided.approvals_needed } : {}),
           ...(decided.grant ? { grant: decided.grant } : {}),
         });
       },

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { findApproval } from '../../activities/db/approvals.js';
+import { decisionView, findApproval } from '../../activities/db/approvals.js';
 import {
   findAuditEvent,
   listAuditEvents,
@@ -14,6 +14,7 @@ import { externalUserId } from '../http/external-user-id.js';
 import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
+import { decisionSchema } from '../approvals/decision-schema.js';
 
 const decisions = ['allowed', 'blocked', 'denied', 'failed'] as const;
 
@@ -55,7 +56,14 @@ const listItem = z
 const fullEvent = listItem
   .extend({
     approval: z
-      .object({ id: z.string(), status: z.string() })
+      .object({
+        id: z.string(),
+        status: z.string(),
+        decisions: z.array(decisionSchema).meta({
+          description:
+            "Who decided it so far, oldest first; a person with their name and their identity provider's issuer and subject",
+        }),
+      })
       .optional()
       .meta({ description: 'Present when an approval was raised' }),
     request: z.record(z.string(), z.unknown()).meta({
@@ -152,7 +160,13 @@ export function auditRoutes(deps: ApiDeps): Router {
       ...presentItem(event),
       // Present when an approval was raised, absent otherwise.
       ...(event.approvalId
-        ? { approval: { id: event.approvalId, status: approval?.status ?? 'unknown' } }
+        ? {
+            approval: {
+              id: event.approvalId,
+              status: approval?.status ?? 'unknown',
+              decisions: (approval?.decisions ?? []).map(decisionView),
+            },
+          }
         : {}),
       request: event.request,
       response: event.response,

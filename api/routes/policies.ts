@@ -13,6 +13,15 @@ import { ConflictError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
+import {
+  approvalSettingsIssues,
+  checkApprovalSettings,
+  quorumSchema,
+  requestedFromSchema,
+  ruleApprovalSchema,
+  ttlSecondsSchema,
+} from '../policies/approval-settings.js';
+import type { ApprovalSettings } from '../../workflows/policy.js';
 
 const decision = z.enum(['allow', 'ask', 'deny']);
 const scope = z.enum(['read', 'write', 'destructive']);
@@ -40,9 +49,14 @@ const rule = z
       example: 'input.amount > 100',
     }),
     decision,
+    approval: ruleApprovalSchema.optional(),
   })
   .refine((r) => r.action !== undefined || r.app !== undefined || r.scope !== undefined, {
     message: 'a rule must match on action, app or scope',
+  })
+  .refine((r) => r.approval === undefined || r.decision === 'ask', {
+    message: 'only a rule whose decision is ask has approval settings',
+    path: ['approval'],
   })
   .superRefine((r, ctx) => {
     // An over-long text is refused by its own bound above; it is not parsed.
@@ -72,11 +86,9 @@ export const replacePolicyBody = z
     rules: z.array(rule).max(500).default([]),
     approval: z
       .strictObject({
-        requested_from: z.array(z.string().min(1).max(200)).max(50).default([]),
-        ttl_seconds: z
-          .int()
-          .min(1)
-          .max(30 * 24 * 3600),
+        requested_from: requestedFromSchema.default([]),
+        ttl_seconds: ttlSecondsSchema,
+        quorum: quorumSchema.default(1),
         max_grant_seconds: z
           .int()
           .min(0)
@@ -90,10 +102,35 @@ export const replacePolicyBody = z
       .optional()
       .meta({
         description:
-          'Who decides held calls, how long an approval waits (default 24 h), and the longest grant an approver may add (default 0: none).',
+          'Who decides held calls, how many different deciders must approve (default 1), how long an approval waits (default 24 h), and the longest grant an approver may add (default 0: none). A rule that asks may carry its own `approval` settings.',
       }),
   })
+  .superRefine((body, ctx) => {
+    // Checked here when the body carries the approval settings; otherwise, once merged with the
+    // policy's current ones (policyApproval).
+    if (body.approval === undefined) return;
+    for (const issue of approvalSettingsIssues(body.approval, body.rules)) {
+      ctx.addIssue({ code: 'custom', path: issue.path.split('.'), message: issue.message });
+    }
+  })
   .meta({ id: 'ReplacePolicy' });
+
+/** What a new policy asks when its body names no approval settings. */
+const DEFAULT_APPROVAL: ApprovalSettings = { requested_from: [], ttl_seconds: 24 * 3600 };
+
+/**
+ * The approval settings a PUT (or its simulation) would write: the body's, else the policy's
+ * current ones, else the defaults; refused (400) when its rules' settings could never be met
+ * under them.
+ */
+export function policyApproval(
+  body: z.infer<typeof replacePolicyBody>,
+  current: ApprovalSettings | undefined,
+): ApprovalSettings {
+  const approval = body.approval ?? current ?? DEFAULT_APPROVAL;
+  if (body.approval === undefined) checkApprovalSettings(approval, body.rules);
+  return approval;
+}
 
 const listItem = z.object({
   id: z.string(),
@@ -121,6 +158,7 @@ export const policyOut = listItem
     approval: z.object({
       requested_from: z.array(z.string()),
       ttl_seconds: z.int(),
+      quorum: z.int().meta({ description: 'How many different deciders must approve' }),
       max_grant_seconds: z.int(),
     }),
     updated_at: z.iso.datetime(),
@@ -201,8 +239,9 @@ export function present(policy: StoredPolicy) {
     version: policy.version,
     defaults: policy.defaults,
     rules: policy.rules,
-    // Versions written before grants have no max_grant_seconds: grants were off.
-    approval: { max_grant_seconds: 0, ...policy.approval },
+    // Versions written before grants have no max_grant_seconds: grants were off; before quorums,
+    // no quorum: one decision decided.
+    approval: { max_grant_seconds: 0, quorum: 1, ...policy.approval },
     updated_at: policy.updatedAt.toISOString(),
     updated_by: policy.updatedBy,
   };
@@ -261,6 +300,7 @@ export function policyRoutes(deps: ApiDeps): Router {
       const body = parse(replacePolicyBody, req.body, 'body');
       const outcome = await deps.sql.begin(async (tx) => {
         const current = await findPolicy(tx, caller.environmentId, id);
+        const approval = policyApproval(body, current?.approval);
         return replacePolicy(
           tx,
           caller.environmentId,
@@ -270,8 +310,7 @@ export function policyRoutes(deps: ApiDeps): Router {
             agents: body.agents ?? current?.agents ?? [],
             defaults: body.defaults,
             rules: body.rules,
-            approval: body.approval ??
-              current?.approval ?? { requested_from: [], ttl_seconds: 24 * 3600 },
+            approval,
           },
           caller.agentId,
         );

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { findPolicy } from '../../activities/db/policies.js';
 import { simulatePolicy } from '../../activities/policy/simulation.js';
 import type { ApiDeps } from '../deps.js';
 import { ConflictError } from '../errors.js';
@@ -7,7 +8,7 @@ import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 import { presentSimulation, simulationAnswer } from '../policies/simulation-answer.js';
 import { callWindow, simulationQuery } from '../policies/simulation-inputs.js';
-import { policyIdParam, replacePolicyBody } from './policies.js';
+import { policyApproval, policyIdParam, replacePolicyBody } from './policies.js';
 
 /**
  * Simulating reveals the audited calls of every governed agent, and is what whoever is about to
@@ -51,11 +52,14 @@ export function policySimulationRoutes(deps: ApiDeps): Router {
     const { id } = parse(policyIdParam, req.params, 'path');
     const query = parse(simulationQuery, req.query, 'query');
     const body = parse(replacePolicyBody, req.body, 'body');
+    const environmentId = callerOf(res).environmentId;
+    // Refused as PUT would refuse it: approval settings its rules could never meet.
+    const current = await findPolicy(deps.sql, environmentId, id);
     const outcome = await simulatePolicy(
       deps.sql,
-      callerOf(res).environmentId,
+      environmentId,
       id,
-      body,
+      { ...body, approval: policyApproval(body, current?.approval) },
       callWindow(query),
     );
     if (!outcome.ok) {

@@ -63,8 +63,13 @@ export async function approvalLinkCommand(
   }
   // A link the four-eyes rules would refuse at its first use is a mistake to point out now.
   const refusal = deciderRefusal(
-    { agentId: approval.agentId, requestedFrom: approval.requestedFrom },
-    approver,
+    {
+      agentId: approval.agentId,
+      requestedFrom: approval.requestedFrom,
+      decided: approval.decisions.map((decision) => decision.identity),
+      agentKeyOwners: approval.agentKeyOwners,
+    },
+    { kind: 'link', addressee: approver },
   );
   if (refusal !== null) throw new Error(refusal);
 

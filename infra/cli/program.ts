@@ -459,7 +459,7 @@ export function buildProgram(): Command {
     .requiredOption('--env <name>', 'environment the approval belongs to')
     .option(
       '--approver <name>',
-      'who decides through the link (default: the only decider asked, or approval-link when none is named)',
+      'who decides through the link (default: the only decider asked, or role:approver when none is named)',
     )
     .action(
       action(async (approvalId: string, options: ApprovalLinkOptions) => {

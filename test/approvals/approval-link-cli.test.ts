@@ -99,12 +99,12 @@ describe('gatehouse approvals link', () => {
     const approval = await pending([]);
     const made = await runCli(['approvals', 'link', '--env', 'ops', approval.id], env);
     expect(made.code).toBe(0);
-    expect(made.stdout).toMatch(/^approver\s+approval-link$/m);
+    expect(made.stdout).toMatch(/^approver\s+role:approver$/m);
   });
 
   it.each([
     [['alice', 'bob'], [], /name the approver with --approver: this approval asks alice, bob/],
-    [['alice'], ['--approver', 'mallory'], /"mallory" is not among them/],
+    [['alice'], ['--approver', 'mallory'], /"mallory \(decision link\)" is not among them/],
     [[], ['--approver', 'billing-bot'], /an agent can never decide its own approval/],
   ])('refuses a link that could not decide (asked %j, %j)', async (asked, extra, message) => {
     const approval = await pending(asked);

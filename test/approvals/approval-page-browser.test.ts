@@ -62,7 +62,7 @@ describe('the hosted approval page in a real browser', () => {
     }
 
     const view = await stack.request(stack.key, 'GET', `/v1/approvals/${approvalId}`);
-    expect(view.body).toMatchObject({ status: 'approved', decided_by: 'alice' });
+    expect(view.body).toMatchObject({ status: 'approved', decided_by: 'alice (decision link)' });
     expect(await titles()).not.toContain(input.title);
 
     const ran = await run();

@@ -132,7 +132,7 @@ describe('the approval page while Temporal is stopped', () => {
     });
     expect(again.status).toBe(200);
     const decided = await findApproval(stack.db.sql, stack.environmentId, approvalId);
-    expect(decided).toMatchObject({ status: 'approved', decidedBy: 'alice' });
+    expect(decided).toMatchObject({ status: 'approved', decidedBy: 'alice (decision link)' });
     const ran = await answered(
       'run',
       stack.run('acme.create_task', { user: 'u_page_outage', input: { title } }, { key: agent }),

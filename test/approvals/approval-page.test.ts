@@ -179,9 +179,12 @@ describe('the hosted approval page', () => {
     const decided = await post(url, { decision: 'approve', csrf });
     expectBrandedPage(decided, 200);
     expect(decided.text).toContain('<h1>Approved</h1>');
-    expect(decided.text).toContain('<strong class="keep">alice</strong>');
+    expect(decided.text).toContain('<strong class="keep">alice (decision link)</strong>');
     expect(decided.text).toContain('runs, exactly once: right away if the agent is waiting');
-    expect(await approvalState(approvalId)).toEqual({ status: 'approved', decided_by: 'alice' });
+    expect(await approvalState(approvalId)).toEqual({
+      status: 'approved',
+      decided_by: 'alice (decision link)',
+    });
     const [link] = await stack.db.sql<{ usedAt: Date | null }[]>`
       select used_at from approval_links where approval_id = ${approvalId} and approver = 'alice'`;
     expect(link?.usedAt).toEqual(expect.any(Date));
@@ -189,9 +192,12 @@ describe('the hosted approval page', () => {
     const again = await post(url, { decision: 'reject', csrf });
     expectBrandedPage(again, 409);
     expect(again.text).toContain('This approval was already decided');
-    expect(again.text).toMatch(/approved by\s+<span class="keep">alice<\/span>/);
+    expect(again.text).toMatch(/approved by\s+<span class="keep">alice \(decision link\)<\/span>/);
     expectBrandedPage(await open(url), 409);
-    expect(await approvalState(approvalId)).toEqual({ status: 'approved', decided_by: 'alice' });
+    expect(await approvalState(approvalId)).toEqual({
+      status: 'approved',
+      decided_by: 'alice (decision link)',
+    });
   });
 
   it('refuses a link that names the held call’s own agent (four eyes); the approval stays pending', async () => {

@@ -95,7 +95,7 @@ describe('where a decision link went', () => {
     const input = { title: `self-approved ${randomUUID()}` };
     const held = await stack.run('acme.create_task', { user: 'u_links', input });
     const approvalId = approvalIdOf(held);
-    const url = (await linksOf(approvals, approvalId))['approval-link'] ?? '';
+    const url = (await linksOf(approvals, approvalId))['role:approver'] ?? '';
     expect(url).toContain('/approvals/review/');
 
     // The page shows the request but no buttons, and says which rule refuses.
@@ -119,7 +119,7 @@ describe('where a decision link went', () => {
       select used_at from approval_links where approval_id = ${approvalId}`;
     expect(used?.usedAt).toBeNull();
     expect(await linkRows(approvalId)).toEqual([
-      { approver: 'approval-link', channel: 'webhook', keyAgentId: 'test-agent' },
+      { approver: 'role:approver', channel: 'webhook', keyAgentId: 'test-agent' },
     ]);
   });
 
@@ -130,15 +130,15 @@ describe('where a decision link went', () => {
       const approvalId = approvalIdOf(
         await stack.run('acme.create_task', { user: 'u_links', input }),
       );
-      const url = (await linksOf(approvals, approvalId))['approval-link'] ?? '';
+      const url = (await linksOf(approvals, approvalId))['role:approver'] ?? '';
       expect(await linkRows(approvalId)).toEqual([
-        { approver: 'approval-link', channel: 'webhook', keyAgentId: 'approver' },
+        { approver: 'role:approver', channel: 'webhook', keyAgentId: 'approver' },
       ]);
       expect((await open(url)).status).toBe(200);
       expect((await approveThrough(url)).status).toBe(200);
       expect(await approvalState(approvalId)).toEqual({
         status: 'approved',
-        decided_by: 'approval-link',
+        decided_by: 'role:approver (decision link)',
       });
       const ran = await stack.run('acme.create_task', { user: 'u_links', input });
       expect(ran.body).toMatchObject({ ok: true, data: { title: input.title } });
@@ -159,9 +159,9 @@ describe('where a decision link went', () => {
       const approvalId = approvalIdOf(
         await stack.run('acme.create_task', { user: 'u_links', input }),
       );
-      const url = (await linksOf(approvals, approvalId))['approval-link'] ?? '';
+      const url = (await linksOf(approvals, approvalId))['role:approver'] ?? '';
       expect(await linkRows(approvalId)).toEqual([
-        { approver: 'approval-link', channel: 'webhook', keyAgentId: null },
+        { approver: 'role:approver', channel: 'webhook', keyAgentId: null },
       ]);
       expect((await approveThrough(url)).status).toBe(200);
       expect((await approvalState(approvalId)).status).toBe('approved');
@@ -190,6 +190,35 @@ describe('where a decision link went', () => {
     const url = `${stack.config.api.publicUrl}/approvals/review/${legacy}`;
     expect((await open(url)).status).toBe(200);
     expect((await approveThrough(url)).status).toBe(200);
-    expect(await approvalState(approvalId)).toEqual({ status: 'approved', decided_by: 'alice' });
+    expect(await approvalState(approvalId)).toEqual({
+      status: 'approved',
+      decided_by: 'alice (decision link)',
+    });
+  });
+
+  it('a generic link stored before it was named role:approver still decides, labelled as then', async () => {
+    const approvalId = approvalIdOf(
+      await stack.run(
+        'acme.create_task',
+        { user: 'u_links', input: { title: `legacy generic ${randomUUID()}` } },
+        { key: stack.approver },
+      ),
+    );
+    const legacy = createHmac('sha256', derivedKey(stack.config.encryption, 'approval-link'))
+      .update(`approval-link\0${approvalId}\0approval-link`, 'utf8')
+      .digest('base64url');
+    await stack.db.sql`
+      insert into approval_links (token_hash, approval_id, environment_id, approver, expires_at)
+      select ${hashLinkToken(legacy)}, id, environment_id, 'approval-link', expires_at
+      from approvals where id = ${approvalId}`;
+    const url = `${stack.config.api.publicUrl}/approvals/review/${legacy}`;
+    const page = await open(url);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('(anyone holding this link)');
+    expect((await approveThrough(url)).status).toBe(200);
+    expect(await approvalState(approvalId)).toEqual({
+      status: 'approved',
+      decided_by: 'approval-link',
+    });
   });
 });

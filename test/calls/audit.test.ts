@@ -20,7 +20,7 @@ interface ListItem {
 }
 
 interface FullEvent extends ListItem {
-  approval: { id: string; status: string } | null;
+  approval: { id: string; status: string; decisions: unknown[] } | null;
   request: Record<string, unknown>;
   response: Record<string, unknown> | null;
   policy: { id: string; version: number } | null;
@@ -137,7 +137,7 @@ describe('GET /v1/audit/{event_id}', () => {
     expect(blocked.response).toBeNull();
     expect(blocked.request.input).toEqual({ title: 'audited' });
     const approvalId = (made[1]?.answer.body.error as { approval: { id: string } }).approval.id;
-    expect(blocked.approval).toEqual({ id: approvalId, status: 'pending' });
+    expect(blocked.approval).toEqual({ id: approvalId, status: 'pending', decisions: [] });
 
     expect((await eventOf('denied')).response).toBeNull();
     expect((await eventOf('failed')).response).toBeNull();
@@ -153,7 +153,11 @@ describe('GET /v1/audit/{event_id}', () => {
     expect(latest?.decision).toBe('allowed');
     const full = (await stack.request(stack.key, 'GET', `/v1/audit/${latest?.id ?? ''}`))
       .body as unknown as FullEvent;
-    expect(full.approval).toEqual({ id: approvalId, status: 'approved' });
+    expect(full.approval).toEqual({
+      id: approvalId,
+      status: 'approved',
+      decisions: [{ by: 'approver', decision: 'approve', at: expect.any(String), via: 'api' }],
+    });
     expect(full.trace_id).toBe(ran.headers.get('x-trace-id'));
   });
 

@@ -129,7 +129,7 @@ describe('hostile: the agent trying to grant itself', () => {
     await setEndpointWith(agentFull);
     try {
       const approvalId = await held();
-      const url = (await linksOf(approvals, approvalId))['approval-link'] ?? '';
+      const url = (await linksOf(approvals, approvalId))['role:approver'] ?? '';
       const page = await open(url);
       expect(page.status).toBe(403);
       expect(page.text).not.toContain('name="grant"');
@@ -272,7 +272,7 @@ describe('deciding with a grant', () => {
     await setGrantPolicy(stack, 4 * 3600);
     try {
       const approvalId = await held();
-      const url = (await linksOf(approvals, approvalId))['approval-link'] ?? '';
+      const url = (await linksOf(approvals, approvalId))['role:approver'] ?? '';
       const page = await open(url);
       expect(page.status).toBe(200);
       expect(page.text).toContain('name="grant" value="user"');
@@ -296,7 +296,10 @@ describe('deciding with a grant', () => {
       expect(decided.text).toContain('run without asking');
       const [made] = await stack.db.sql<{ createdBy: string; userExternalId: string }[]>`
         select created_by, user_external_id from grants where approval_id = ${approvalId}`;
-      expect(made).toEqual({ createdBy: 'approval-link', userExternalId: 'u_one' });
+      expect(made).toEqual({
+        createdBy: 'role:approver (decision link)',
+        userExternalId: 'u_one',
+      });
       const ran = await createTask(stack, agent, 'u_one');
       expect(ran.status).toBe(200);
     } finally {
@@ -310,7 +313,7 @@ describe('deciding with a grant', () => {
     await setGrantPolicy(stack, 0);
     try {
       const approvalId = await held();
-      const url = (await linksOf(approvals, approvalId))['approval-link'] ?? '';
+      const url = (await linksOf(approvals, approvalId))['role:approver'] ?? '';
       expect((await open(url)).text).not.toContain('name="grant"');
       const rejected = await post(url, {
         decision: 'reject',

@@ -115,7 +115,7 @@ const TOKENS = [
   { pattern: '\\d{4}-\\d{2}-\\d{2}( \\d{2}:\\d{2}:\\d{2} UTC)?', within: 'body' },
   // Ids and names, wherever they appear.
   {
-    pattern: [AGENT, USER, 'approval-link', 'acme\\.create_task', 'already_decided'].join('|'),
+    pattern: [AGENT, USER, 'role:approver', 'acme\\.create_task', 'already_decided'].join('|'),
     within: 'body',
   },
   // The app and the product in a heading.

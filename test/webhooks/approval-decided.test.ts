@@ -146,6 +146,10 @@ describe('approval.decided', () => {
           expires_at: approval.expiresAt.toISOString(),
           decided_by: 'alice',
           decided_at: approval.decidedAt?.toISOString(),
+          // Settled here without a decision of its own: one was needed, none is kept.
+          quorum: 1,
+          decisions: [],
+          approvals_needed: 0,
           // What the policy in force now decides on the call: an approval outlives the policy
           // that raised it, so the approver sees whether a newer version would still hold it.
           policy_in_force: { id: 'default', version: 1, decision: 'ask', rule: 'defaults.write' },

@@ -141,7 +141,7 @@ describe('approval.requested', () => {
     }
   });
 
-  it('carries one generic link, for approver "approval-link", when the policy asks nobody in particular', async () => {
+  it('carries one generic link, for approver "role:approver", when the policy asks nobody in particular', async () => {
     approvals.receiver.answer([200]);
     const input = { title: `anyone ${randomUUID()}` };
     const approvalId = approvalIdOf(
@@ -155,7 +155,7 @@ describe('approval.requested', () => {
     });
     expect(events[0]?.data.links).toEqual([
       {
-        approver: 'approval-link',
+        approver: 'role:approver',
         url: expect.stringContaining(`${stack.config.api.publicUrl}/approvals/review/`),
         expires_at: events[0]?.data.approval.expires_at,
       },
@@ -164,7 +164,7 @@ describe('approval.requested', () => {
     // they can never decide test-agent's own calls (test/approvals/decision-link-provenance).
     expect(
       (await linkRows(approvalId)).map((row) => [row.approver, row.channel, row.keyAgentId]),
-    ).toEqual([['approval-link', 'webhook', 'test-agent']]);
+    ).toEqual([['role:approver', 'webhook', 'test-agent']]);
   });
 
   it('delivers nothing and makes no link when the environment has no endpoint', async () => {

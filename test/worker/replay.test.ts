@@ -118,6 +118,38 @@ describe('histories recorded from earlier versions', () => {
   });
 });
 
+/** The activity types of a history's local activities, in the order they completed. */
+function localActivities(events: HistoryEvent[]): string[] {
+  return markers(events, 'core_local_activity').map((event) => {
+    const data = event.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+    return (JSON.parse(Buffer.from(data ?? []).toString('utf8')) as { activity_type: string })
+      .activity_type;
+  });
+}
+
+describe('the recordings of 5840116 (before approvals could need several decisions)', () => {
+  const decided = [
+    '5840116-approved-write-ran.json',
+    '5840116-approved-write-awaiting-retry.json',
+    '5840116-rejected-write-denied.json',
+    '5840116-approved-write-with-grant-ran.json',
+  ];
+
+  it('settled each approval with its one decision, as the approval-quorum patch keeps them', () => {
+    for (const name of decided) {
+      const events = eventsOf(name);
+      expect(patchIds(events)).not.toContain('approval-quorum');
+      expect(localActivities(events)).toContain('settleApproval');
+      expect(localActivities(events)).not.toContain('recordDecision');
+    }
+    expect(patchIds(eventsOf('5840116-approved-write-with-grant-ran.json'))).toContain(
+      'approval-grants',
+    );
+    expect(closed(eventsOf('5840116-approved-write-with-grant-ran.json'))).toBe(true);
+    expect(closed(eventsOf('5840116-held-write-pending.json'))).toBe(false);
+  });
+});
+
 describe('the recordings of f7edb2e (before the one-step read and the decided webhook activity)', () => {
   it('hold the old command shapes the patches guard', () => {
     for (const name of ['f7edb2e-allowed-read.json', 'f7edb2e-allowed-proxy-read.json']) {

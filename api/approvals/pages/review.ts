@@ -4,6 +4,7 @@ import { alertIcon, brandHeader, keep, lockIcon, supportLine } from '../../conne
 import { resolveBranding } from '../../connect/pages/theme.js';
 import type { ConnectBranding } from '../../connect/pages/types.js';
 import { GENERIC_APPROVER } from '../../../activities/approvals/link-token.js';
+import { LEGACY_ANY_APPROVER } from '../../../workflows/decider-rules.js';
 import { renderReviewLayout } from './layout.js';
 import { grantChoice } from './grant-choice.js';
 import { requestDetails } from './request-details.js';
@@ -22,6 +23,23 @@ export interface ReviewPageOptions {
   refusal?: string | null;
   /** The longest grant the policy allows with an approval; 0 or absent: none. */
   maxGrantSeconds?: number;
+}
+
+/** The generic link's addressee, as links name it now and as they named it before. */
+const anyone: readonly string[] = [GENERIC_APPROVER, LEGACY_ANY_APPROVER];
+
+/** For an approval that needs several: how many approved so far, and who. */
+function approvalsSoFar(approval: ApprovalView): Html | null {
+  const quorum = approval.quorum ?? 1;
+  if (quorum <= 1) return null;
+  const approvers = (approval.decisions ?? [])
+    .filter((decision) => decision.decision === 'approve')
+    .map((decision) => decision.by);
+  return html`<dt>Approvals</dt>
+    <dd>
+      ${String(approvers.length)} of ${String(quorum)} different people
+      ${approvers.length > 0 ? html`(${approvers.join(', ')})` : null}
+    </dd>`;
 }
 
 function facts(approval: ApprovalView, approver: string): Html {
@@ -43,9 +61,8 @@ function facts(approval: ApprovalView, approver: string): Html {
     <dt>Valid until</dt>
     <dd>${utcTime(approval.expires_at)}</dd>
     <dt>Deciding as</dt>
-    <dd>
-      ${keep(approver)}${approver === GENERIC_APPROVER ? ' (anyone holding this link)' : null}
-    </dd>
+    <dd>${keep(approver)}${anyone.includes(approver) ? ' (anyone holding this link)' : null}</dd>
+    ${approvalsSoFar(approval)}
     <dt>Approval</dt>
     <dd><code>${approval.id}</code></dd>
   </dl>`;

@@ -196,7 +196,7 @@ export interface paths {
     put?: never;
     /**
      * Approve a pending approval
-     * @description The approval becomes `approved`. Needs scope `approvals:decide`. The agent whose call is held can never decide it, and when `requested_from` names deciders only they may (403 `insufficient_access`). An approval may carry `grant` (`{for: 'user' | 'any_user', seconds}`): the same action of the same agent then runs without asking for that user (or any user) until the grant ends; more than the policy's `approval.max_grant_seconds`, or any grant when that is 0, is 400. Answers once the decision is recorded; an approval that is no longer pending answers 409. Once approved, the caller sends the same call again and it runs once. Deciding with `POST /v1/approvals/{id}/approve` or `/reject`, or with `POST /v1/approvals/{approvalId}/decision`, has the same effect under the same rules.
+     * @description The approval becomes `approved`. Needs scope `approvals:decide`. The agent whose call is held can never decide it, and when `requested_from` names deciders only they may (403 `insufficient_access`). An approval whose `quorum` is more than 1 needs that many different deciders: each approval is recorded and the approval stays `pending` (`approvals_needed` counts down) until the last one; one rejection rejects. The same decider twice, or a person who owns one of the held agent’s API keys, is refused (403). An approval may carry `grant` (`{for: 'user' | 'any_user', seconds}`): the same action of the same agent then runs without asking for that user (or any user) until the grant ends; more than the policy's `approval.max_grant_seconds`, or any grant when that is 0, is 400. Answers once the decision is recorded; an approval that is no longer pending answers 409. Once approved, the caller sends the same call again and it runs once. Deciding with `POST /v1/approvals/{id}/approve` or `/reject`, or with `POST /v1/approvals/{approvalId}/decision`, has the same effect under the same rules.
      */
     post: operations['approve_approval'];
     delete?: never;
@@ -216,7 +216,7 @@ export interface paths {
     put?: never;
     /**
      * Reject a pending approval
-     * @description The approval becomes `rejected`. Needs scope `approvals:decide`. The agent whose call is held can never decide it, and when `requested_from` names deciders only they may (403 `insufficient_access`). An approval may carry `grant` (`{for: 'user' | 'any_user', seconds}`): the same action of the same agent then runs without asking for that user (or any user) until the grant ends; more than the policy's `approval.max_grant_seconds`, or any grant when that is 0, is 400. Answers once the decision is recorded; an approval that is no longer pending answers 409. Once approved, the caller sends the same call again and it runs once. Deciding with `POST /v1/approvals/{id}/approve` or `/reject`, or with `POST /v1/approvals/{approvalId}/decision`, has the same effect under the same rules.
+     * @description The approval becomes `rejected`. Needs scope `approvals:decide`. The agent whose call is held can never decide it, and when `requested_from` names deciders only they may (403 `insufficient_access`). An approval whose `quorum` is more than 1 needs that many different deciders: each approval is recorded and the approval stays `pending` (`approvals_needed` counts down) until the last one; one rejection rejects. The same decider twice, or a person who owns one of the held agent’s API keys, is refused (403). An approval may carry `grant` (`{for: 'user' | 'any_user', seconds}`): the same action of the same agent then runs without asking for that user (or any user) until the grant ends; more than the policy's `approval.max_grant_seconds`, or any grant when that is 0, is 400. Answers once the decision is recorded; an approval that is no longer pending answers 409. Once approved, the caller sends the same call again and it runs once. Deciding with `POST /v1/approvals/{id}/approve` or `/reject`, or with `POST /v1/approvals/{approvalId}/decision`, has the same effect under the same rules.
      */
     post: operations['reject_approval'];
     delete?: never;
@@ -319,6 +319,70 @@ export interface paths {
      * @description Send your user to `url`: a page branded with your connect settings takes them to the app to allow access, then back to `redirect_url` (with `status=connected`, `connection_id` and `app` added to its query) or to a success page. The link is valid for one hour and works once. The user is created on their first link; name them by `user` in every later call.
      */
     post: operations['create_connect_link'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/policies': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the policies of the environment
+     * @description Each with the agents it governs and its current version. Needs scope `policies:read`.
+     */
+    get: operations['list_policies'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/policies/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a policy in full
+     * @description Its defaults, rules, approval settings (who decides, how long an approval waits) and current version. Needs scope `policies:read`.
+     */
+    get: operations['get_policy'];
+    /**
+     * Replace a policy, as a new version
+     * @description The body replaces the defaults and rules; `name`, `agents` and `approval` keep their values when left out. Creates version n+1, or version 1 for a new id. Two policies cannot govern the same agent (409). Needs scope `policies:manage`, which the standard keys agents call with lack, so an agent cannot loosen its own policy.
+     */
+    put: operations['replace_policy'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/policies/{id}/versions/{version}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a policy as one of its versions was written
+     * @description Every version stays readable, so the version an audit event names shows exactly the rules that decided the call. Needs scope `policies:read`.
+     */
+    get: operations['get_policy_version'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -444,70 +508,6 @@ export interface paths {
      * @description Its address answers 401 from now on. Revoking a revoked session answers the same again. A key may revoke the sessions its own agent minted; another agent’s only with scope `mcp_sessions:manage` (full keys have it). Any other session answers 404, as an unknown one does.
      */
     delete: operations['revoke_mcp_session'];
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/policies': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * List the policies of the environment
-     * @description Each with the agents it governs and its current version. Needs scope `policies:read`.
-     */
-    get: operations['list_policies'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/policies/{id}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Get a policy in full
-     * @description Its defaults, rules, approval settings (who decides, how long an approval waits) and current version. Needs scope `policies:read`.
-     */
-    get: operations['get_policy'];
-    /**
-     * Replace a policy, as a new version
-     * @description The body replaces the defaults and rules; `name`, `agents` and `approval` keep their values when left out. Creates version n+1, or version 1 for a new id. Two policies cannot govern the same agent (409). Needs scope `policies:manage`, which the standard keys agents call with lack, so an agent cannot loosen its own policy.
-     */
-    put: operations['replace_policy'];
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/policies/{id}/versions/{version}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Get a policy as one of its versions was written
-     * @description Every version stays readable, so the version an audit event names shows exactly the rules that decided the call. Needs scope `policies:read`.
-     */
-    get: operations['get_policy_version'];
-    put?: never;
-    post?: never;
-    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -950,6 +950,29 @@ export interface components {
         truncated: boolean;
       } | null;
     };
+    /** @description One decision, as it was recorded */
+    ApprovalDecision: {
+      /**
+       * @description Who decided: a key's agent id, `person:<email>`, or `<addressee> (decision link)` for someone holding a decision link
+       * @example person:alice@example.com
+       */
+      by: string;
+      /** @enum {string} */
+      decision: 'approve' | 'reject';
+      /** Format: date-time */
+      at: string;
+      /**
+       * @description `api` (an API key), `console` (a person signed in), `link` (a decision link)
+       * @enum {string}
+       */
+      via: 'api' | 'console' | 'link';
+      /** @description A person's name */
+      name?: string;
+      /** @description A person's identity provider (the ID token's `iss`) */
+      issuer?: string;
+      /** @description A person's id at the identity provider (the ID token's `sub`) */
+      subject?: string;
+    };
     Approval: {
       id: string;
       /**
@@ -979,9 +1002,16 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       expires_at: string;
+      /** @description Who settled it: the decision that reached the quorum, or the rejection; null while pending */
       decided_by: string | null;
       /** Format: date-time */
       decided_at: string | null;
+      /** @description How many different deciders must approve before the call runs; one rejection rejects */
+      quorum: number;
+      /** @description Approvals still needed from other deciders; 0 once settled */
+      approvals_needed: number;
+      /** @description Every decision so far, oldest first */
+      decisions: components['schemas']['ApprovalDecision'][];
       /** @description What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval. */
       policy_in_force: {
         id: string | null;
@@ -1081,6 +1111,8 @@ export interface components {
       approval?: {
         id: string;
         status: string;
+        /** @description Who decided it so far, oldest first; a person with their name and their identity provider's issuer and subject */
+        decisions: components['schemas']['ApprovalDecision'][];
       };
       /**
        * @description What the caller asked: the action, user and input, or the proxy request
@@ -1134,6 +1166,106 @@ export interface components {
        * @description Where the user returns after connecting (else a success page).
        */
       redirect_url?: string;
+    };
+    Policy: {
+      id: string;
+      name: string;
+      environment: string;
+      agents: string[];
+      version: number;
+      defaults: {
+        /** @enum {string} */
+        read: 'allow' | 'ask' | 'deny';
+        /** @enum {string} */
+        write: 'allow' | 'ask' | 'deny';
+        /** @enum {string} */
+        destructive: 'allow' | 'ask' | 'deny';
+      };
+      rules: {
+        action?: string;
+        app?: string;
+        /** @enum {string} */
+        scope?: 'read' | 'write' | 'destructive';
+        /**
+         * @description A CEL condition over the call: the rule applies only where it holds. Variables: `input`, `request` (proxy: `method`, `path`, `raw_path`, `query`, `headers`), `user`, `agent`, `app`, `action`, `scope`, `via`, `now`.
+         * @example input.amount > 100
+         */
+        when?: string;
+        /** @enum {string} */
+        decision: 'allow' | 'ask' | 'deny';
+        /** @description Only on a rule that asks: who decides the calls it holds, how many must approve, how long they have; each setting left out is the policy's `approval` one */
+        approval?: {
+          /** @description Who may decide; empty means anyone allowed to decide, never the agent */
+          requested_from?: string[];
+          /** @description How many different deciders must approve before the call runs (1 to 10; one rejection rejects). Without a group among `requested_from`, at most the number of deciders it names */
+          quorum?: number;
+          ttl_seconds?: number;
+        };
+      }[];
+      approval: {
+        requested_from: string[];
+        ttl_seconds: number;
+        /** @description How many different deciders must approve */
+        quorum: number;
+        max_grant_seconds: number;
+      };
+      /** Format: date-time */
+      updated_at: string;
+      updated_by: string;
+    };
+    ReplacePolicy: {
+      name?: string;
+      /** @description Agents governed; `*` stands for all. */
+      agents?: string[];
+      defaults: {
+        /** @enum {string} */
+        read: 'allow' | 'ask' | 'deny';
+        /** @enum {string} */
+        write: 'allow' | 'ask' | 'deny';
+        /** @enum {string} */
+        destructive: 'allow' | 'ask' | 'deny';
+      };
+      /** @default [] */
+      rules: {
+        action?: string;
+        app?: string;
+        /** @enum {string} */
+        scope?: 'read' | 'write' | 'destructive';
+        /**
+         * @description A CEL condition over the call: the rule applies only where it holds. Variables: `input`, `request` (proxy: `method`, `path`, `raw_path`, `query`, `headers`), `user`, `agent`, `app`, `action`, `scope`, `via`, `now`.
+         * @example input.amount > 100
+         */
+        when?: string;
+        /** @enum {string} */
+        decision: 'allow' | 'ask' | 'deny';
+        /** @description Only on a rule that asks: who decides the calls it holds, how many must approve, how long they have; each setting left out is the policy's `approval` one */
+        approval?: {
+          /** @description Who may decide; empty means anyone allowed to decide, never the agent */
+          requested_from?: string[];
+          /** @description How many different deciders must approve before the call runs (1 to 10; one rejection rejects). Without a group among `requested_from`, at most the number of deciders it names */
+          quorum?: number;
+          ttl_seconds?: number;
+        };
+      }[];
+      /** @description Who decides held calls, how many different deciders must approve (default 1), how long an approval waits (default 24 h), and the longest grant an approver may add (default 0: none). A rule that asks may carry its own `approval` settings. */
+      approval?: {
+        /**
+         * @description Who may decide; empty means anyone allowed to decide, never the agent
+         * @default []
+         */
+        requested_from: string[];
+        ttl_seconds: number;
+        /**
+         * @description How many different deciders must approve before the call runs (1 to 10; one rejection rejects). Without a group among `requested_from`, at most the number of deciders it names
+         * @default 1
+         */
+        quorum: number;
+        /**
+         * @description How long a grant made with an approval may last; 0 (the default) turns grants off, and stops the grants already made from applying.
+         * @default 0
+         */
+        max_grant_seconds: number;
+      };
     };
     Connection: {
       id: string;
@@ -1229,80 +1361,6 @@ export interface components {
       status: 'revoked';
       /** Format: date-time */
       revoked_at: string;
-    };
-    Policy: {
-      id: string;
-      name: string;
-      environment: string;
-      agents: string[];
-      version: number;
-      defaults: {
-        /** @enum {string} */
-        read: 'allow' | 'ask' | 'deny';
-        /** @enum {string} */
-        write: 'allow' | 'ask' | 'deny';
-        /** @enum {string} */
-        destructive: 'allow' | 'ask' | 'deny';
-      };
-      rules: {
-        action?: string;
-        app?: string;
-        /** @enum {string} */
-        scope?: 'read' | 'write' | 'destructive';
-        /**
-         * @description A CEL condition over the call: the rule applies only where it holds. Variables: `input`, `request` (proxy: `method`, `path`, `raw_path`, `query`, `headers`), `user`, `agent`, `app`, `action`, `scope`, `via`, `now`.
-         * @example input.amount > 100
-         */
-        when?: string;
-        /** @enum {string} */
-        decision: 'allow' | 'ask' | 'deny';
-      }[];
-      approval: {
-        requested_from: string[];
-        ttl_seconds: number;
-        max_grant_seconds: number;
-      };
-      /** Format: date-time */
-      updated_at: string;
-      updated_by: string;
-    };
-    ReplacePolicy: {
-      name?: string;
-      /** @description Agents governed; `*` stands for all. */
-      agents?: string[];
-      defaults: {
-        /** @enum {string} */
-        read: 'allow' | 'ask' | 'deny';
-        /** @enum {string} */
-        write: 'allow' | 'ask' | 'deny';
-        /** @enum {string} */
-        destructive: 'allow' | 'ask' | 'deny';
-      };
-      /** @default [] */
-      rules: {
-        action?: string;
-        app?: string;
-        /** @enum {string} */
-        scope?: 'read' | 'write' | 'destructive';
-        /**
-         * @description A CEL condition over the call: the rule applies only where it holds. Variables: `input`, `request` (proxy: `method`, `path`, `raw_path`, `query`, `headers`), `user`, `agent`, `app`, `action`, `scope`, `via`, `now`.
-         * @example input.amount > 100
-         */
-        when?: string;
-        /** @enum {string} */
-        decision: 'allow' | 'ask' | 'deny';
-      }[];
-      /** @description Who decides held calls, how long an approval waits (default 24 h), and the longest grant an approver may add (default 0: none). */
-      approval?: {
-        /** @default [] */
-        requested_from: string[];
-        ttl_seconds: number;
-        /**
-         * @description How long a grant made with an approval may last; 0 (the default) turns grants off, and stops the grants already made from applying.
-         * @default 0
-         */
-        max_grant_seconds: number;
-      };
     };
     PolicySimulation: {
       policy: {
@@ -2360,9 +2418,16 @@ export interface operations {
               created_at: string;
               /** Format: date-time */
               expires_at: string;
+              /** @description Who settled it: the decision that reached the quorum, or the rejection; null while pending */
               decided_by: string | null;
               /** Format: date-time */
               decided_at: string | null;
+              /** @description How many different deciders must approve before the call runs; one rejection rejects */
+              quorum: number;
+              /** @description Approvals still needed from other deciders; 0 once settled */
+              approvals_needed: number;
+              /** @description Every decision so far, oldest first */
+              decisions: components['schemas']['ApprovalDecision'][];
               /** @description What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval. */
               policy_in_force: {
                 id: string | null;
@@ -2598,9 +2663,15 @@ export interface operations {
         content: {
           'application/json': {
             id: string;
-            /** @enum {string} */
-            status: 'approved' | 'rejected';
-            decided_by: string;
+            /**
+             * @description `pending` when this approval was recorded and more are needed (`approvals_needed`)
+             * @enum {string}
+             */
+            status: 'pending' | 'approved' | 'rejected';
+            /** @description Who settled it; null while pending */
+            decided_by: string | null;
+            /** @description Present while pending: the approvals still needed from other deciders */
+            approvals_needed?: number;
             /** @description Present when this decision made a grant: the grant */
             grant?: {
               id: string;
@@ -2789,9 +2860,15 @@ export interface operations {
         content: {
           'application/json': {
             id: string;
-            /** @enum {string} */
-            status: 'approved' | 'rejected';
-            decided_by: string;
+            /**
+             * @description `pending` when this approval was recorded and more are needed (`approvals_needed`)
+             * @enum {string}
+             */
+            status: 'pending' | 'approved' | 'rejected';
+            /** @description Who settled it; null while pending */
+            decided_by: string | null;
+            /** @description Present while pending: the approvals still needed from other deciders */
+            approvals_needed?: number;
             /** @description Present when this decision made a grant: the grant */
             grant?: {
               id: string;
@@ -3450,6 +3527,487 @@ export interface operations {
        *
        *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
        *     - `upstream_unavailable`: the app's API is down (its 502 or 503)
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  list_policies: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              id: string;
+              name: string;
+              environment: string;
+              agents: string[];
+              version: number;
+            }[];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unavailable.**
+       *
+       *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  get_policy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Policy'];
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unavailable.**
+       *
+       *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  replace_policy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ReplacePolicy'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            version: number;
+            updated_by: string;
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too large.**
+       *
+       *     - `payload_too_large`: the request body (or, for calls, the app’s answer) is over the size limit
+       */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unsupported media type.**
+       *
+       *     - `unsupported_media_type`: a body that is not JSON: send bodies with `Content-Type: application/json`, in UTF-8
+       */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unavailable.**
+       *
+       *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  get_policy_version: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        /** @description A version number, as audit events name it */
+        version: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Policy'];
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Unavailable.**
+       *
+       *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
        */
       503: {
         headers: {
@@ -4229,487 +4787,6 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['RevokedMcpSession'];
-        };
-      };
-      /**
-       * @description **Invalid request.**
-       *
-       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
-       */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Not authenticated.**
-       *
-       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
-       */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Refused.**
-       *
-       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
-       */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Not found.**
-       *
-       *     - `not_found`: nothing by that id in the environment of your key
-       */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Too many requests.**
-       *
-       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
-       */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Internal error.**
-       *
-       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
-       */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Unavailable.**
-       *
-       *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
-       */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  list_policies: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description OK */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            data: {
-              id: string;
-              name: string;
-              environment: string;
-              agents: string[];
-              version: number;
-            }[];
-          };
-        };
-      };
-      /**
-       * @description **Invalid request.**
-       *
-       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
-       */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Not authenticated.**
-       *
-       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
-       */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Refused.**
-       *
-       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
-       */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Too many requests.**
-       *
-       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
-       */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Internal error.**
-       *
-       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
-       */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Unavailable.**
-       *
-       *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
-       */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  get_policy: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description OK */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Policy'];
-        };
-      };
-      /**
-       * @description **Invalid request.**
-       *
-       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
-       */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Not authenticated.**
-       *
-       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
-       */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Refused.**
-       *
-       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
-       */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Not found.**
-       *
-       *     - `not_found`: nothing by that id in the environment of your key
-       */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Too many requests.**
-       *
-       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
-       */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Internal error.**
-       *
-       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
-       */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Unavailable.**
-       *
-       *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
-       */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  replace_policy: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ReplacePolicy'];
-      };
-    };
-    responses: {
-      /** @description OK */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            id: string;
-            version: number;
-            updated_by: string;
-          };
-        };
-      };
-      /**
-       * @description **Invalid request.**
-       *
-       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
-       */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Not authenticated.**
-       *
-       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
-       */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Refused.**
-       *
-       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
-       */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Conflict.**
-       *
-       *     - `conflict`: the current state does not allow this; the message says why
-       */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Too large.**
-       *
-       *     - `payload_too_large`: the request body (or, for calls, the app’s answer) is over the size limit
-       */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Unsupported media type.**
-       *
-       *     - `unsupported_media_type`: a body that is not JSON: send bodies with `Content-Type: application/json`, in UTF-8
-       */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Too many requests.**
-       *
-       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
-       */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Internal error.**
-       *
-       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
-       */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /**
-       * @description **Unavailable.**
-       *
-       *     - `service_unavailable`: a dependency of Gatehouse did not answer in time; the message says whether the request took effect
-       */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  get_policy_version: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-        /** @description A version number, as audit events name it */
-        version: number;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description OK */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Policy'];
         };
       };
       /**

@@ -60,7 +60,7 @@ export interface paths {
     put?: never;
     /**
      * Approve or deny a pending approval
-     * @description `{"decision": "approve"}` makes it `approved`, `{"decision": "deny"}` `rejected`. The agent whose call is held can never decide it, and when `requested_from` names deciders only they may (403 `insufficient_access`). An approval may carry `grant` (`{for: 'user' | 'any_user', seconds}`): the same action of the same agent then runs without asking for that user (or any user) until the grant ends; more than the policy's `approval.max_grant_seconds`, or any grant when that is 0, is 400. Answers once the decision is recorded; an approval that is no longer pending answers 409. Once approved, the caller sends the same call again and it runs once. Deciding with `POST /v1/approvals/{id}/approve` or `/reject`, or with `POST /v1/approvals/{approvalId}/decision`, has the same effect under the same rules.
+     * @description `{"decision": "approve"}` makes it `approved`, `{"decision": "deny"}` `rejected`. The agent whose call is held can never decide it, and when `requested_from` names deciders only they may (403 `insufficient_access`). An approval whose `quorum` is more than 1 needs that many different deciders: each approval is recorded and the approval stays `pending` (`approvals_needed` counts down) until the last one; one rejection rejects. The same decider twice, or a person who owns one of the held agent’s API keys, is refused (403). An approval may carry `grant` (`{for: 'user' | 'any_user', seconds}`): the same action of the same agent then runs without asking for that user (or any user) until the grant ends; more than the policy's `approval.max_grant_seconds`, or any grant when that is 0, is 400. Answers once the decision is recorded; an approval that is no longer pending answers 409. Once approved, the caller sends the same call again and it runs once. Deciding with `POST /v1/approvals/{id}/approve` or `/reject`, or with `POST /v1/approvals/{approvalId}/decision`, has the same effect under the same rules.
      *
      *     Needs a key with scope `approvals:decide`. Answers `{"data": …}`.
      */
@@ -397,6 +397,56 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/role-mappings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the identity provider's groups that hold roles
+     * @description Every mapped group of the key's environment with its roles, by group name. People who sign in to the console get the roles their groups hold in the environment: `approver` decides held calls, `operator` governs policies, apps and connections, `admin` governs and maps groups to roles. The owner of an agent’s key never decides that agent’s calls, whatever their roles.
+     *
+     *     Needs a key with scope `people:read`. Answers `{"data": …}`.
+     */
+    get: operations['list_role_mappings'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/role-mappings/{group}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Replace a group's roles
+     * @description The group holds exactly the roles given from now on; an empty list removes it. People already signed in to the console hold the new roles from their next request on. Recorded in the audit log (`people.role_mappings`, `via: "operator"`).
+     *
+     *     Needs a key with scope `people:manage`. Answers `{"data": …}`.
+     */
+    put: operations['set_role_mapping'];
+    post?: never;
+    /**
+     * Remove a group from the role mappings
+     * @description The group holds no role from now on, as `PUT` with no roles does, but a group that holds none is 404, so a mistyped name is noticed. Recorded in the audit log.
+     *
+     *     Needs a key with scope `people:manage`. Answers `{"data": …}`.
+     */
+    delete: operations['delete_role_mapping'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -430,9 +480,16 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       expires_at: string;
+      /** @description Who settled it: the decision that reached the quorum, or the rejection; null while pending */
       decided_by: string | null;
       /** Format: date-time */
       decided_at: string | null;
+      /** @description How many different deciders must approve before the call runs; one rejection rejects */
+      quorum: number;
+      /** @description Approvals still needed from other deciders; 0 once settled */
+      approvals_needed: number;
+      /** @description Every decision so far, oldest first */
+      decisions: components['schemas']['ApprovalDecision'][];
       /** @description What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval. */
       policy_in_force: {
         id: string | null;
@@ -491,6 +548,29 @@ export interface components {
         content: string;
         truncated: boolean;
       } | null;
+    };
+    /** @description One decision, as it was recorded */
+    ApprovalDecision: {
+      /**
+       * @description Who decided: a key's agent id, `person:<email>`, or `<addressee> (decision link)` for someone holding a decision link
+       * @example person:alice@example.com
+       */
+      by: string;
+      /** @enum {string} */
+      decision: 'approve' | 'reject';
+      /** Format: date-time */
+      at: string;
+      /**
+       * @description `api` (an API key), `console` (a person signed in), `link` (a decision link)
+       * @enum {string}
+       */
+      via: 'api' | 'console' | 'link';
+      /** @description A person's name */
+      name?: string;
+      /** @description A person's identity provider (the ID token's `iss`) */
+      issuer?: string;
+      /** @description A person's id at the identity provider (the ID token's `sub`) */
+      subject?: string;
     };
     /** @description The body of every failed request. */
     Error: {
@@ -568,9 +648,16 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       expires_at: string;
+      /** @description Who settled it: the decision that reached the quorum, or the rejection; null while pending */
       decided_by: string | null;
       /** Format: date-time */
       decided_at: string | null;
+      /** @description How many different deciders must approve before the call runs; one rejection rejects */
+      quorum: number;
+      /** @description Approvals still needed from other deciders; 0 once settled */
+      approvals_needed: number;
+      /** @description Every decision so far, oldest first */
+      decisions: components['schemas']['ApprovalDecision'][];
       /** @description What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval. */
       policy_in_force: {
         id: string | null;
@@ -609,9 +696,16 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       expires_at: string;
+      /** @description Who settled it: the decision that reached the quorum, or the rejection; null while pending */
       decided_by: string | null;
       /** Format: date-time */
       decided_at: string | null;
+      /** @description How many different deciders must approve before the call runs; one rejection rejects */
+      quorum: number;
+      /** @description Approvals still needed from other deciders; 0 once settled */
+      approvals_needed: number;
+      /** @description Every decision so far, oldest first */
+      decisions: components['schemas']['ApprovalDecision'][];
       /** @description What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval. */
       policy_in_force: {
         id: string | null;
@@ -1727,6 +1821,36 @@ export interface components {
       client_uri?: string;
       policy_uri?: string;
       tos_uri?: string;
+    };
+    list_role_mappings_output: components['schemas']['RoleMapping'][];
+    RoleMapping: {
+      /** @description The group as the identity provider's `groups` claim names it */
+      group: string;
+      /** @description In the order approver, operator, admin */
+      roles: ('approver' | 'operator' | 'admin')[];
+    };
+    set_role_mapping_output: {
+      /** @description The group as the identity provider's `groups` claim names it */
+      group: string;
+      /** @description In the order approver, operator, admin */
+      roles: ('approver' | 'operator' | 'admin')[];
+    };
+    /**
+     * @description Replaces the group's roles in the key's environment.
+     * @example {
+     *       "roles": [
+     *         "approver"
+     *       ]
+     *     }
+     */
+    set_role_mapping_input: {
+      /** @description Each role once; an empty list removes the group */
+      roles: ('approver' | 'operator' | 'admin')[];
+    };
+    delete_role_mapping_output: {
+      group: string;
+      /** @enum {boolean} */
+      deleted: true;
     };
   };
   responses: never;
@@ -4750,6 +4874,402 @@ export interface operations {
       /**
        * @description **Not found.**
        *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  list_role_mappings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['list_role_mappings_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  set_role_mapping: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The group exactly as the identity provider's `groups` claim names it (an Entra group's object id, an Okta group's name), URL-encoded in the path */
+        group: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['set_role_mapping_input'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['set_role_mapping_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  delete_role_mapping: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The group exactly as the identity provider's `groups` claim names it (an Entra group's object id, an Okta group's name), URL-encoded in the path */
+        group: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['delete_role_mapping_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
        *
        *     - `not_found`: nothing by that id in the environment of your key
        */
