@@ -2,6 +2,8 @@ import { Router, type ErrorRequestHandler } from 'express';
 import type { ApiDeps } from '../deps.js';
 import { consoleAccess } from '../console/console-access.js';
 import { inboxPages } from '../console/inbox/routes.js';
+import { callsPages } from '../console/calls/calls-pages.js';
+import { connectionsPages } from '../console/connections/connections-pages.js';
 import { consoleContextOf } from '../console/context.js';
 import { viewerMay } from '../people/console-viewer.js';
 import { renderNotice } from '../console/pages/layout.js';
@@ -25,7 +27,8 @@ export function consoleRoutes(deps: ApiDeps): Router {
     const { viewer, shown } = consoleContextOf(res);
     res.redirect(303, `${shown.base}/${viewerMay(viewer, 'decide') ? 'inbox' : 'calls'}`);
   });
-  for (const pages of [inboxPages(deps)]) sections.use(pages);
+  for (const pages of [inboxPages(deps), callsPages(deps), connectionsPages(deps)])
+    sections.use(pages);
 
   sections.use((_req, res) => {
     const context = res.locals.console;
