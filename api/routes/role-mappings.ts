@@ -14,7 +14,12 @@ import { NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { expectNoBody, parse } from '../http/validate.js';
 import { registerManagementOperation } from '../openapi/registry.js';
-import { role, roleMappingPath, setRoleMappingBody } from '../people/role-mapping-inputs.js';
+import {
+  mappingName,
+  role,
+  roleMappingPath,
+  setRoleMappingBody,
+} from '../people/role-mapping-inputs.js';
 
 const roleMappingSchema = z
   .object({
@@ -26,7 +31,7 @@ const roleMappingSchema = z
   .meta({ id: 'RoleMapping' });
 
 const ROLES_IN_WORDS =
-  'People who sign in to the console get the roles their groups hold in the environment: `approver` decides held calls, `operator` governs policies, apps and connections, `admin` governs and maps groups to roles. The owner of an agent’s key never decides that agent’s calls, whatever their roles.';
+  'People who sign in to the console get the roles their groups hold in the environment: `approver` decides held calls, `operator` governs policies, apps and connections, `admin` governs and maps groups to roles. A name `person:<email>` maps one person, whatever their groups (for providers whose ID tokens carry no groups). The owner of an agent’s key never decides that agent’s calls, whatever their roles.';
 
 const unmapped = {
   when: 'the group holds no role',
@@ -103,7 +108,7 @@ export function roleMappingRoutes(deps: ApiDeps): Router {
   });
 
   router.put('/v1/role-mappings/:group', manage, async (req, res) => {
-    const { group } = parse(roleMappingPath, req.params, 'path');
+    const group = mappingName(parse(roleMappingPath, req.params, 'path').group);
     const { roles } = parse(setRoleMappingBody, req.body, 'body');
     const kept = await changeGroupRoles(deps.sql, actorOf(res), group, roles);
     req.log.info({ group, roles: kept }, 'role mapping set');
@@ -111,7 +116,7 @@ export function roleMappingRoutes(deps: ApiDeps): Router {
   });
 
   router.delete('/v1/role-mappings/:group', manage, async (req, res) => {
-    const { group } = parse(roleMappingPath, req.params, 'path');
+    const group = mappingName(parse(roleMappingPath, req.params, 'path').group);
     expectNoBody(req);
     const actor = actorOf(res);
     const held = await rolesOfGroups(deps.sql, actor.environmentId, [group]);

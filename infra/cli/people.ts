@@ -6,7 +6,7 @@ import {
 } from '../../activities/audit/role-mapping-changes.js';
 import { findEnvironmentByName } from '../../activities/db/environments.js';
 import { listRoleMappings, ROLES, type Role } from '../../activities/db/role-mappings.js';
-import { groupName, roleList } from '../../api/people/role-mapping-inputs.js';
+import { groupName, mappingName, roleList } from '../../api/people/role-mapping-inputs.js';
 import type { Sql } from '../database/client.js';
 import { listOutput } from './table.js';
 
@@ -24,7 +24,10 @@ async function environmentIdOf(sql: Sql, env: string): Promise<string> {
   return environment.id;
 }
 
-/** The group as the API takes it, its refusal in the command line's words. */
+/**
+ * The group as the API takes it (a `person:` email lower-cased), its refusal in the command
+ * line's words.
+ */
 export function parseGroup(value: string): string {
   const parsed = groupName.safeParse(value);
   if (!parsed.success) {
@@ -32,7 +35,7 @@ export function parseGroup(value: string): string {
       `group ${parsed.error.issues.map((issue) => issue.message).join('; ')}.`,
     );
   }
-  return parsed.data;
+  return mappingName(parsed.data);
 }
 
 /**

@@ -143,7 +143,7 @@ describe('role mappings: which groups hold which role', () => {
     }
   });
 
-  it('takes group names as providers write them: spaces, slashes, case, GUIDs, 200 characters', async () => {
+  it('takes group names as providers write them (spaces, slashes, case, GUIDs, 200 characters), and people by email', async () => {
     const groups = [
       'Finance Approvers/EMEA',
       ' spaced ',
@@ -159,6 +159,15 @@ describe('role mappings: which groups hold which role', () => {
         body: { data: { group, roles: ['approver'] } },
       });
     }
+    // One person, by email: kept lower-cased, as people are looked up.
+    expect(await put('person:Ada.Lovelace@Example.COM', ['approver'])).toEqual({
+      status: 200,
+      body: { data: { group: 'person:ada.lovelace@example.com', roles: ['approver'] } },
+    });
+    expect(await remove('person:ADA.LOVELACE@example.com')).toEqual({
+      status: 200,
+      body: { data: { group: 'person:ada.lovelace@example.com', deleted: true } },
+    });
     // Case counts: another group.
     expect(await remove('finance approvers/emea')).toMatchObject({ status: 404 });
     const listed = (await list()).body.data as { group: string }[];
@@ -182,6 +191,7 @@ describe('role mappings: which groups hold which role', () => {
     expectInvalid(await put('x'.repeat(201), ['approver']), 'group');
     expectInvalid(await put('😀'.repeat(201), ['approver']), 'group');
     expectInvalid(await put('tab\there', ['approver']), 'group');
+    expectInvalid(await put('person:ada', ['approver']), 'group');
     expectInvalid(await call(admin, 'DELETE', path('ops'), { force: true }), 'force');
     const unknown = await put('ops', ['root']);
     expect(unknown.body.error?.message).toMatch(/^Invalid request body \(roles\.0: /);

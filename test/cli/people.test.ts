@@ -54,6 +54,10 @@ describe('gatehouse people roles', () => {
     expect(() => parseGroup('')).toThrow(/group must not be empty/);
     expect(() => parseGroup('x'.repeat(201))).toThrow(/group must be at most 200 characters/);
     expect(() => parseGroup('a\nb')).toThrow(/group must not contain control characters/);
+    expect(parseGroup('person:Ada@Example.COM')).toBe('person:ada@example.com');
+    expect(() => parseGroup('person:ada')).toThrow(
+      /group must be person: followed by an email address/,
+    );
   });
 
   it('sets and lists an environment’s mappings, each change audited as the command line’s', async () => {
