@@ -3,7 +3,10 @@
  * `decide` validator enforces (workflows/decider-rules.ts).
  */
 import { describe, expect, it } from '@jest/globals';
+import { narrowestGrant } from '../../activities/calls/decision-records.js';
+import type { GrantRequest } from '../../workflows/grant-types.js';
 import {
+  decidersInWords,
   deciderIdentity,
   deciderLabel,
   deciderRefusal,
@@ -242,5 +245,29 @@ describe('quorumProblem', () => {
     [['person:a@x.com', 'person:A@X.com'], 2, /names only 1 \("person:a@x.com"\)/],
   ])('refuses %j with quorum %i', (requestedFrom, quorum, problem) => {
     expect(quorumProblem(requestedFrom, quorum)).toMatch(problem);
+  });
+});
+
+describe('narrowestGrant: what an approval that needed several approvals grants', () => {
+  const user = (seconds: number): GrantRequest => ({ for: 'user', seconds });
+  const anyUser = (seconds: number): GrantRequest => ({ for: 'any_user', seconds });
+  it.each<[string, (GrantRequest | null)[], GrantRequest | null]>([
+    ['one approver', [anyUser(600)], anyUser(600)],
+    ['the fewest seconds', [anyUser(600), anyUser(300)], anyUser(300)],
+    ['for the user alone if anyone asked that', [anyUser(60), user(3600)], user(60)],
+    ['nothing when one approver asked for none', [user(600), null], null],
+    ['nothing when nobody approved', [], null],
+  ])('%s', (_what, asked, made) => {
+    expect(narrowestGrant(asked)).toEqual(made);
+  });
+});
+
+describe('decidersInWords', () => {
+  it.each<[string[], string]>([
+    [['a'], 'a'],
+    [['a', 'b'], 'a and b'],
+    [['a', 'b', 'c'], 'a, b and c'],
+  ])('%j', (labels, words) => {
+    expect(decidersInWords(labels)).toBe(words);
   });
 });

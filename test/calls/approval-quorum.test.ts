@@ -11,6 +11,8 @@ import { Worker } from '@temporalio/worker';
 import { encryptedDataConverter } from '../../infra/temporal/payload-codec.js';
 import { testEnv } from '../support/stack-env.js';
 import { installTestRuntime } from '../support/test-log.js';
+import { randomUUID } from 'node:crypto';
+import { recordDecision } from '../../activities/calls/decision-records.js';
 import { decideApproval } from '../../api/approvals/decide.js';
 import { InsufficientAccessError } from '../../api/errors.js';
 import { callWorkflowsFor, type CallWorkflows } from '../../api/temporal/call-workflows.js';
@@ -425,6 +427,33 @@ describe('the history of an approval decided twice', () => {
         await handle.fetchHistory(),
       ),
     ).resolves.toBe(undefined);
+  });
+});
+
+describe('recording a decision', () => {
+  it('written again (a local activity run anew) is the same decision; another one of the same identity is refused', async () => {
+    const { id } = await holdWrite('u_recorded_twice', `recorded twice ${String(Date.now())}`);
+    const record = {
+      id: randomUUID(),
+      approvalId: id,
+      identity: 'person:alice@example.com',
+      label: 'person:alice@example.com',
+      decider: alice,
+      decision: 'approve' as const,
+      at: Date.now(),
+    };
+    const first = await recordDecision(stack.db.sql, record);
+    expect(first).toMatchObject({ kind: 'recorded', approval: { status: 'pending' } });
+    const again = await recordDecision(stack.db.sql, record);
+    expect(again).toMatchObject({
+      kind: 'recorded',
+      approval: { status: 'pending', approvals_needed: 1 },
+    });
+    expect(again).not.toHaveProperty('settled');
+    const other = await recordDecision(stack.db.sql, { ...record, id: randomUUID() });
+    expect(other).toEqual({ kind: 'already_decided' });
+    const rows = await stack.db.sql`select 1 from approval_decisions where approval_id = ${id}`;
+    expect(rows).toHaveLength(1);
   });
 });
 
