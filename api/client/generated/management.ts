@@ -406,7 +406,7 @@ export interface paths {
     };
     /**
      * List the identity provider's groups that hold roles
-     * @description Every mapped group of the key's environment with its roles, by group name. People who sign in to the console get the roles their groups hold in the environment: `approver` decides held calls, `operator` governs policies, apps and connections, `admin` governs and maps groups to roles. The owner of an agent’s key never decides that agent’s calls, whatever their roles.
+     * @description Every mapped group of the key's environment with its roles, by group name. People who sign in to the console get the roles their groups hold in the environment: `approver` decides held calls, `operator` governs policies, apps and connections, `admin` governs and maps groups to roles. A name `person:<email>` maps one person, whatever their groups (for providers whose ID tokens carry no groups). The owner of an agent’s key never decides that agent’s calls, whatever their roles.
      *
      *     Needs a key with scope `people:read`. Answers `{"data": …}`.
      */
@@ -5075,7 +5075,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The group exactly as the identity provider's `groups` claim names it (an Entra group's object id, an Okta group's name), URL-encoded in the path */
+        /** @description The group exactly as the identity provider's `groups` claim names it (an Entra group's object id, an Okta group's name), URL-encoded in the path; or `person:<email>` for one person, whatever their groups (the email is compared without case) */
         group: string;
       };
       cookie?: never;
@@ -5211,7 +5211,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The group exactly as the identity provider's `groups` claim names it (an Entra group's object id, an Okta group's name), URL-encoded in the path */
+        /** @description The group exactly as the identity provider's `groups` claim names it (an Entra group's object id, an Okta group's name), URL-encoded in the path; or `person:<email>` for one person, whatever their groups (the email is compared without case) */
         group: string;
       };
       cookie?: never;
