@@ -29,7 +29,7 @@ export function renderConnectionsList(view: ConnectionsListView): string {
     body: html`<h1>Connections</h1>
       <p class="lead">
         The users of this environment and their connections to apps, newest user first. Revoked
-        connections stay listed as history.
+        connections stay listed as history. Find a user by your exact id for them.
       </p>
       <form
         class="filters"
@@ -37,12 +37,9 @@ export function renderConnectionsList(view: ConnectionsListView): string {
         action="${base}/connections"
         aria-label="Filter connections"
       >
-        <label
-          >User <input type="text" name="user" value="${view.user}" aria-describedby="user-hint"
-        /></label>
+        <label>User <input type="text" name="user" value="${view.user}" /></label>
         <button type="submit">Filter</button>
         <a class="button quiet" href="${base}/connections">Clear</a>
-        <span class="muted" id="user-hint">Your own id for the user, exactly.</span>
       </form>
       ${
         view.problem !== null
