@@ -5,11 +5,14 @@ import { insertAuditEvents } from '../db/audit-events.js';
 /** What an operator did to a remote MCP app. */
 export type RegistryOperation = 'register' | 'refresh' | 'accept' | 'update' | 'delete';
 
-/** Who did it, and through what: the API (a key's agent) or the command line (`cli`). */
+/**
+ * Who did it, and through what: the API (a key's agent), the command line (`cli`), or a person
+ * in the console (`console`, agent `person:<email>`).
+ */
 export interface RegistryActor {
   environmentId: string;
   agentId: string;
-  channel: 'api' | 'cli';
+  channel: 'api' | 'cli' | 'console';
   traceId: string;
 }
 

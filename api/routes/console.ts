@@ -4,6 +4,7 @@ import { consoleAccess } from '../console/console-access.js';
 import { inboxPages } from '../console/inbox/routes.js';
 import { callsPages } from '../console/calls/calls-pages.js';
 import { connectionsPages } from '../console/connections/connections-pages.js';
+import { mcpAppPages } from '../console/apps/routes.js';
 import { consoleContextOf } from '../console/context.js';
 import { viewerMay } from '../people/console-viewer.js';
 import { renderNotice } from '../console/pages/layout.js';
@@ -27,7 +28,12 @@ export function consoleRoutes(deps: ApiDeps): Router {
     const { viewer, shown } = consoleContextOf(res);
     res.redirect(303, `${shown.base}/${viewerMay(viewer, 'decide') ? 'inbox' : 'calls'}`);
   });
-  for (const pages of [inboxPages(deps), callsPages(deps), connectionsPages(deps)])
+  for (const pages of [
+    inboxPages(deps),
+    callsPages(deps),
+    mcpAppPages(deps),
+    connectionsPages(deps),
+  ])
     sections.use(pages);
 
   sections.use((_req, res) => {

@@ -58,6 +58,19 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:
 .measure{margin-bottom:8px;font-size:13px;color:var(--subtle)}
 .none{font-size:14px;color:var(--subtle)}
 .grant{display:grid;gap:8px;margin:16px 0 0;padding:12px 14px;border:1px solid var(--border);border-radius:var(--radius);font-size:14px}
+.sbs>*{min-width:0}
+.tool-review>h3{margin:0 0 6px;font-size:16px}
+.tool-review>h3 code{font-size:inherit}
+.side{margin:0 0 4px;font-size:12px;font-weight:600;letter-spacing:.04em;text-transform:uppercase;color:var(--subtle)}
+.field{margin-top:14px}
+.field h4{margin:0 0 6px;font-size:13px;font-weight:650}
+details.field summary{cursor:pointer;font-size:13px}
+details.field pre{margin-top:6px}
+pre.diff{white-space:pre-wrap;overflow-wrap:anywhere}
+pre.diff>*{display:block;text-decoration:none}
+pre.diff del{background:var(--danger-soft)}
+pre.diff ins{background:var(--success-soft)}
+.issues{margin:0 0 16px;padding-left:20px}
 @media (max-width:720px){
 header.top{padding:10px 14px}.who{margin-left:0;width:100%}
 main.console{padding:16px 12px}
