@@ -5,6 +5,7 @@ import { inboxPages } from '../console/inbox/routes.js';
 import { callsPages } from '../console/calls/calls-pages.js';
 import { connectionsPages } from '../console/connections/connections-pages.js';
 import { mcpAppPages } from '../console/apps/routes.js';
+import { policyPages } from '../console/policies/routes.js';
 import { consoleContextOf } from '../console/context.js';
 import { viewerMay } from '../people/console-viewer.js';
 import { renderNotice } from '../console/pages/layout.js';
@@ -32,6 +33,7 @@ export function consoleRoutes(deps: ApiDeps): Router {
     inboxPages(deps),
     callsPages(deps),
     mcpAppPages(deps),
+    policyPages(deps),
     connectionsPages(deps),
   ])
     sections.use(pages);

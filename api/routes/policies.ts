@@ -8,6 +8,7 @@ import {
   type StoredPolicy,
 } from '../../activities/db/policies.js';
 import { checkCondition, MAX_CONDITION_LENGTH } from '../../activities/policy/conditions.js';
+import type { Sql } from '../../infra/database/client.js';
 import type { ApiDeps } from '../deps.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
@@ -247,6 +248,71 @@ export function present(policy: StoredPolicy) {
   };
 }
 
+export type SaveOutcome =
+  | { saved: true; version: number }
+  /** The body names an agent another policy governs. */
+  | { saved: false; reason: 'agent_claimed'; agent: string; claimedBy: string }
+  /** Another version was written after the one the writer based theirs on. */
+  | { saved: false; reason: 'moved_on' };
+
+/** Rolls the transaction back when the policy moved on; never leaves this module. */
+class MovedOn extends Error {}
+
+/**
+ * Writes `body` as the next version of policy `id`, as `PUT /v1/policies/{id}` takes it:
+ * `name`, `agents` and `approval` keep their current values when left out, approval settings
+ * its rules could never meet are refused (InvalidRequestError), and two policies never govern
+ * the same agent. The API's PUT and the console's save both write through here.
+ *
+ * `basedOn`, when given, is the version the writer saw (null: none, the policy is new): if
+ * another version was written since, nothing is written. The console passes the version its
+ * simulation compared with, so a version saved there is never one nobody simulated against the
+ * policy it replaces.
+ */
+export async function savePolicyVersion(
+  sql: Sql,
+  environmentId: string,
+  id: string,
+  body: z.infer<typeof replacePolicyBody>,
+  updatedBy: string,
+  basedOn?: number | null,
+): Promise<SaveOutcome> {
+  try {
+    return await sql.begin(async (tx): Promise<SaveOutcome> => {
+      const current = await findPolicy(tx, environmentId, id);
+      const approval = policyApproval(body, current?.approval);
+      const outcome = await replacePolicy(
+        tx,
+        environmentId,
+        id,
+        {
+          name: body.name ?? current?.name ?? id,
+          agents: body.agents ?? current?.agents ?? [],
+          defaults: body.defaults,
+          rules: body.rules,
+          approval,
+        },
+        updatedBy,
+      );
+      if (!outcome.ok) {
+        return {
+          saved: false,
+          reason: 'agent_claimed',
+          agent: outcome.agent,
+          claimedBy: outcome.claimedBy,
+        };
+      }
+      // The new version is the one written under the row's lock: anything but the next after
+      // `basedOn` means another was written in between.
+      if (basedOn !== undefined && outcome.version !== (basedOn ?? 0) + 1) throw new MovedOn();
+      return { saved: true, version: outcome.version };
+    });
+  } catch (error) {
+    if (error instanceof MovedOn) return { saved: false, reason: 'moved_on' };
+    throw error;
+  }
+}
+
 /** Policies: list, read, replace; each replacement is a new version, and every version is kept. */
 export function policyRoutes(deps: ApiDeps): Router {
   const router = Router();
@@ -298,30 +364,20 @@ export function policyRoutes(deps: ApiDeps): Router {
       const caller = callerOf(res);
       const { id } = parse(policyIdParam, req.params, 'path');
       const body = parse(replacePolicyBody, req.body, 'body');
-      const outcome = await deps.sql.begin(async (tx) => {
-        const current = await findPolicy(tx, caller.environmentId, id);
-        const approval = policyApproval(body, current?.approval);
-        return replacePolicy(
-          tx,
-          caller.environmentId,
-          id,
-          {
-            name: body.name ?? current?.name ?? id,
-            agents: body.agents ?? current?.agents ?? [],
-            defaults: body.defaults,
-            rules: body.rules,
-            approval,
-          },
-          caller.agentId,
-        );
-      });
-      if (!outcome.ok) {
+      const outcome = await savePolicyVersion(
+        deps.sql,
+        caller.environmentId,
+        id,
+        body,
+        caller.agentId,
+      );
+      if (!outcome.saved) {
+        if (outcome.reason === 'moved_on') {
+          throw new Error('a save that names no base version found the policy moved on');
+        }
         throw new ConflictError(
           `Agent "${outcome.agent}" is already governed by policy "${outcome.claimedBy}".`,
-          {
-            agent: outcome.agent,
-            policy: outcome.claimedBy,
-          },
+          { agent: outcome.agent, policy: outcome.claimedBy },
         );
       }
       res.json({ id, version: outcome.version, updated_by: caller.agentId });
