@@ -10,7 +10,8 @@ import {
   markApprovalLinkUsed,
   type ApprovalLink,
 } from '../../activities/db/approval-links.js';
-import { findApproval, type Approval } from '../../activities/db/approvals.js';
+import { agentKeyOwners, findApproval, type Approval } from '../../activities/db/approvals.js';
+import { findEnvironmentById } from '../../activities/db/environments.js';
 import type { ApiDeps } from '../deps.js';
 import {
   decideApproval,
@@ -40,15 +41,19 @@ import {
 } from '../errors.js';
 import type { PageLimits } from '../http/rate-limit.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
+import { consoleViewer, viewerMay } from '../people/console-viewer.js';
+import { linkAddressedTo, personDecider } from '../people/person-decider.js';
 import type { Decider } from '../../workflows/decider-rules.js';
 
-/**
- * Who decides through a link: whoever holds it, as the addressee it was made for. (A person signed
- * in while using it is not told apart yet.)
- */
+/** Who decides through a link that nobody signed in holds: the addressee it was made for. */
 function linkDecider(link: ApprovalLink): Decider {
   return { kind: 'link', addressee: link.approver };
 }
+
+/** Who is deciding through this link, as the page shows and records them; or why not. */
+type LinkHolder =
+  | { decider: Decider; shownAs: string; refusal: null }
+  | { decider: null; shownAs: string; refusal: string };
 
 type Opened =
   | { link: ApprovalLink; approval: Approval; branding: ConnectBranding }
@@ -98,6 +103,42 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
     return site !== undefined && site !== 'same-origin';
   }
 
+  /**
+   * A person signed in to the link's environment decides as themselves (name, issuer and subject
+   * recorded), when the link was sent to them; a link sent to someone else is refused them, so a
+   * forwarded link never lets one person decide in another's name. Nobody signed in: the link's
+   * addressee decides, as before.
+   */
+  async function holderOf(req: Request, link: ApprovalLink): Promise<LinkHolder> {
+    const anyone: LinkHolder = {
+      decider: linkDecider(link),
+      shownAs: link.approver,
+      refusal: null,
+    };
+    if (!deps.config.people.oidc) return anyone;
+    const environment = await findEnvironmentById(deps.sql, link.environmentId);
+    const viewer = environment
+      ? await consoleViewer(deps.sql, deps.config, req, environment)
+      : null;
+    if (!viewer) return anyone;
+    const { session } = viewer;
+    const shownAs = `${session.name} (${session.email})`;
+    const addressed = linkAddressedTo(link.approver, {
+      email: session.email,
+      groups: session.groups,
+      approves: viewerMay(viewer, 'decide'),
+    });
+    if (addressed === 'unrelated') return anyone;
+    if (addressed === 'yes') {
+      return { decider: personDecider(session, 'link'), shownAs, refusal: null };
+    }
+    return {
+      decider: null,
+      shownAs,
+      refusal: `This link was sent to ${link.approver}, and you are signed in as ${session.email}: a link decides only for the person it was sent to. Decide in the console if the approval asks you.`,
+    };
+  }
+
   router.get(pagePath, async (req, res) => {
     const token = req.params.token;
     const opened = await open(token);
@@ -115,7 +156,9 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
     // A link may name an approver the four-eyes rules refuse (the policy listed the agent
     // itself), or have gone through the held agent's own key: the request is shown, the
     // buttons are not.
-    const refusal = decisionRefusal(approval, linkDecider(link), link);
+    const holder = await holderOf(req, link);
+    const owners = await agentKeyOwners(deps.sql, approval.environmentId, approval.agentId);
+    const refusal = holder.refusal ?? decisionRefusal(approval, holder.decider, link, owners);
     const maxGrant = await maxGrantSeconds(deps.sql, link.environmentId, approval.agentId);
     sendPage(
       res,
@@ -123,7 +166,7 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
       renderReviewPage({
         branding,
         approval: view,
-        approver: link.approver,
+        approver: holder.shownAs,
         formAction: approvalLinkUrl(deps.config.api.publicUrl, token),
         formToken: formToken(deps.config.encryption, token),
         refusal,
@@ -171,18 +214,28 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
         return;
       }
 
+      const holder = await holderOf(req, link);
+      if (holder.decider === null) {
+        req.log.warn(
+          { approvalId: approval.id },
+          'a decision link used by someone it was not sent to',
+        );
+        problemPage(res, 'decider_refused', branding, { detail: holder.refusal });
+        return;
+      }
+
       try {
         const decided = await decideApproval(deps.sql, calls, {
           environmentId: link.environmentId,
           approvalId: approval.id,
           decision,
-          decider: linkDecider(link),
+          decider: holder.decider,
           link,
           ...(grant ? { grant } : {}),
         });
         await markApprovalLinkUsed(deps.sql, token);
         req.log.info(
-          { approvalId: approval.id, decision: decided.status, decidedBy: link.approver },
+          { approvalId: approval.id, decision: decided.status, decidedBy: holder.shownAs },
           'approval decided through a decision link',
         );
         sendPage(

@@ -26,7 +26,7 @@ import { cursorField, filterField, readFilters } from '../filters.js';
 import { renderNotice } from '../pages/layout.js';
 import { sendConsolePage } from '../respond.js';
 import { renderInbox } from './list-page.js';
-import { personDecider } from './person-decider.js';
+import { personDecider } from '../../people/person-decider.js';
 import { renderReview } from './review-page.js';
 
 const PAGE_SIZE = 25;
