@@ -304,6 +304,37 @@ describe("the walkthrough's answers, as the tests read them", () => {
     ]);
   });
 
+  it('a person\'s browser step names who signs in, with the comma or without; "as" without an email is unknown', () => {
+    const steps = stepsOf(
+      [
+        '```sh',
+        '# browser: as alice@example.com, open $REVIEW_URL and press Approve',
+        '# browser: as carol@example.com open ${URL}/inbox',
+        '# browser: as Alice, open $REVIEW_URL',
+        '```',
+      ].join('\n'),
+    );
+    expect(steps).toEqual([
+      {
+        kind: 'browser',
+        line: 2,
+        action: { url: '$REVIEW_URL', press: 'Approve', signedInAs: 'alice@example.com' },
+      },
+      {
+        kind: 'browser',
+        line: 3,
+        action: { url: '${URL}/inbox', press: null, signedInAs: 'carol@example.com' },
+      },
+      {
+        kind: 'problem',
+        line: 4,
+        message: expect.stringContaining(
+          'unknown browser step "browser: as Alice, open $REVIEW_URL"',
+        ),
+      },
+    ]);
+  });
+
   it('"…" is any value, … in a string any text, a bare … "and more"; without it, exactly those shown', () => {
     const shape = parseShape('{"id":"t_…","tags":["a",…],"owner":"…",…}');
     expect(shapeMismatches(shape, { id: 't_1', tags: ['a', 'b'], owner: null, extra: 1 })).toEqual(

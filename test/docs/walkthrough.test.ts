@@ -58,7 +58,14 @@
 //     the page's form sent as a browser sends it (its fields, the button, from the page's
 //     origin); the answer must be below 400;
 //       # browser: open $URL
-//     the page must answer 200.
+//     the page must answer 200;
+//       # browser: as alice@example.com, open $REVIEW_URL and press Approve
+//     a person signed in to the console: the page's redirects are followed to the identity
+//     provider (`gatehouse dev`'s sign-in), the email signs in there with the dev password, and
+//     the way back must land on the page opened (the same path), answering 200; then the press as
+//     above (the form with that button, from the page's origin, answering below 400), or, without
+//     `and press …`, nothing more.
+//   Each browser step is a fresh browser (no cookies, as a new private window), done over HTTP.
 //   The URL is a word of the shell: `$VAR`, `${VAR}/path`, or written out.
 // - Capture what a later command needs as a reader would: VAR=$(curl … | node -pe '…') or
 //   with the gatehouse CLI (jq only if the README's prerequisites name it).
@@ -179,7 +186,7 @@ describe("README.md's walkthrough runs and answers as shown", () => {
 
 describe('the walkthrough check fails when the walkthrough goes stale', () => {
   it(
-    'a wrong status, a wrong shape, a failing command and a browser step that cannot be done are each reported at their line; the sound steps pass',
+    "a wrong status, a wrong shape, a failing command, browser steps that cannot be done (a person's among them) are each reported at their line; the sound steps pass",
     async () => {
       const shell = await walkthroughShell();
       const failures: string[] = [];
@@ -210,6 +217,16 @@ describe('the walkthrough check fails when the walkthrough goes stale', () => {
           ),
         ),
         `${at('# {"data":[{"id":"…","app":"acme","status":"revoked",…}],…}')} (the answer of ${at(listing)}): $.data[0].status: expected "revoked", got "active"`,
+        // Alice signs in and sees the approval, decided: no button to press any more.
+        starting(
+          `${at('# browser: as alice@example.com, open $REVIEW_URL and press Approve')}: browser: no "Approve" button on ${addresses['http://127.0.0.1:3000'] ?? ''}/console/development/inbox/`,
+        ),
+        // Nora signs in at the provider, but has no role in the environment: no session.
+        expect.stringMatching(
+          new RegExp(
+            `^${escape(`${at('# browser: as nobody@example.com, open $REVIEW_URL')}: browser: signed in as nobody@example.com, the browser landed on ${addresses['http://127.0.0.1:3000'] ?? ''}/console/callback (403), not on the page opened: `)}.*You have no role in this environment`,
+          ),
+        ),
         `${at('false')}: the command exited 1`,
         starting(
           `${at('# browser: wave at the screen')}: unknown browser step "browser: wave at the screen"`,

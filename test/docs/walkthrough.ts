@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CookieJar } from '../../infra/demo-app/cookie-jar.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
+import { walkSignIn } from '../support/identity-provider.js';
 import {
   parseShape,
   shapeEnd,
@@ -21,12 +22,17 @@ export interface Answer {
   shape: Shape | null;
 }
 
-/** A browser step: `# browser: open $CONNECT_URL and press Continue`. */
+/**
+ * A browser step: `# browser: open $CONNECT_URL and press Continue`, or a person's:
+ * `# browser: as alice@example.com, open $REVIEW_URL and press Approve`.
+ */
 export interface BrowserAction {
   /** As written: a `$VARIABLE` (or a text with some) of the walkthrough's shell, or a URL. */
   url: string;
   /** The button or link pressed on the page opened, if any. */
   press: string | null;
+  /** The email of the person who signs in at the identity provider the page sends a fresh browser to. */
+  signedInAs?: string;
 }
 
 export type Step =
@@ -40,7 +46,8 @@ export interface WalkthroughBlock {
   steps: Step[];
 }
 
-const BROWSER = /^browser:\s*open\s+([^\s"'`]+)(?:\s+and\s+press\s+(.+?))?\s*\.?$/;
+const BROWSER =
+  /^browser:\s*(?:as\s+([^\s,]+@[^\s,]+),?\s+)?open\s+([^\s"'`]+)(?:\s+and\s+press\s+(.+?))?\s*\.?$/;
 const ANSWER_START = /^(\d{3})(?:\s+(.*))?$|^([[{].*)$/;
 
 /**
@@ -102,16 +109,20 @@ export function walkthroughSteps(block: CodeBlock): Step[] {
       answerable = null;
       const browser = BROWSER.exec(comment);
       steps.push(
-        browser?.[1]
+        browser?.[2]
           ? {
               kind: 'browser',
               line: docLine,
-              action: { url: browser[1], press: browser[2] ?? null },
+              action: {
+                url: browser[2],
+                press: browser[3] ?? null,
+                ...(browser[1] ? { signedInAs: browser[1] } : {}),
+              },
             }
           : {
               kind: 'problem',
               line: docLine,
-              message: `unknown browser step "${comment}" (known: "browser: open $URL" and "browser: open $URL and press <Label>")`,
+              message: `unknown browser step "${comment}" (known: "browser: open $URL", "browser: open $URL and press <Label>", and either after "browser: as <email>,")`,
             },
       );
       continue;
@@ -432,12 +443,25 @@ function visibleText(html: string): string {
     .trim();
 }
 
-/** Follows redirects as a browser does, cookies kept; the page it lands on. */
+/** A page a browser landed on, or the redirect it stopped before (`browse`'s `stopBefore`). */
+interface Landing {
+  status: number;
+  url: URL;
+  html: string;
+  /** Where the redirect answered at `url` leads, when `stopBefore` stopped the browser there. */
+  stoppedBefore?: URL;
+}
+
+/**
+ * Follows redirects as a browser does, cookies kept; the page it lands on, or the redirect
+ * `stopBefore` accepts, not followed.
+ */
 async function browse(
   url: URL,
   jar: CookieJar,
   init: { method: string; body?: string; headers?: Record<string, string> } = { method: 'GET' },
-): Promise<{ status: number; url: URL; html: string }> {
+  stopBefore: (next: URL) => boolean = () => false,
+): Promise<Landing> {
   let current = url;
   let request = init;
   for (let hop = 0; hop < 20; hop += 1) {
@@ -451,7 +475,11 @@ async function browse(
     const location = response.headers.get('location');
     if (response.status >= 300 && response.status < 400 && location !== null) {
       await response.body?.cancel();
-      current = new URL(location, current);
+      const next = new URL(location, current);
+      if (stopBefore(next)) {
+        return { status: response.status, url: current, html: '', stoppedBefore: next };
+      }
+      current = next;
       request = { method: 'GET' };
       continue;
     }
@@ -461,51 +489,54 @@ async function browse(
 }
 
 /**
- * Does what a person does in a browser, over HTTP; returns what went wrong, or null.
- *
- * - `open <url>`: the page must answer 200.
- * - `open <url> and press Continue` on Gatehouse's connect page: the whole hosted connect flow,
- *   as a person completes it: Continue, then at the demo app's consent page a user name and
- *   Allow, back to Gatehouse in the same browser (cookies kept); it must end on the success page
- *   ("… is connected") or at the link's `redirect_url` with `status=connected`.
- * - `open <url> and press <Label>` on a page with a form (the hosted approval page: Approve,
- *   Reject): the form is sent as the browser sends it (its fields, the button's name and value,
- *   from the page's origin); the page it leads to must answer below 400.
+ * A fresh browser opening a page that asks who is there, and `email` signing in: the page's
+ * redirects are followed until they leave its origin (for the identity provider), the person
+ * signs in there with the dev password (walkSignIn: the same walk as the console's tests), and
+ * the way back is followed to the page it lands on, which must be the page opened (its path:
+ * the console keeps no query across a sign-in). Returns that page, or what went wrong.
  */
-export async function performBrowserStep(
-  url: string,
-  press: string | null,
-): Promise<string | null> {
-  let target: URL;
+async function signedInPage(
+  target: URL,
+  email: string,
+  jar: CookieJar,
+): Promise<Landing | { problem: string }> {
+  const opened = await browse(target, jar, { method: 'GET' }, (next) => {
+    return next.origin !== target.origin;
+  });
+  if (!opened.stoppedBefore) {
+    return {
+      problem: `opening ${target.href} sent nobody to sign in: it answered ${String(opened.status)}: ${excerpt(visibleText(opened.html))}`,
+    };
+  }
+  let outcome: Awaited<ReturnType<typeof walkSignIn>>;
   try {
-    target = new URL(url);
-  } catch {
-    return `"${url}" is not a URL`;
-  }
-  const jar = new CookieJar();
-  if (press === 'Continue') {
-    // A connect link is walked whole, as a person completes it; a page with no connect flow's
-    // Continue link is any other page.
-    const walked = await walkConnectLink(target.href).catch((error: unknown) => {
-      if (error instanceof Error && error.message.startsWith('no Continue link')) return null;
-      throw error;
+    outcome = await walkSignIn(opened.stoppedBefore, email, {
+      jar,
+      isDestination: (next) => next.origin === target.origin,
     });
-    if (walked?.redirectedTo) {
-      return walked.redirectedTo.searchParams.get('status') === 'connected'
-        ? null
-        : `the connect flow ended at ${walked.redirectedTo.href}, not connected`;
-    }
-    if (walked) {
-      return walked.status === 200 && / is connected/.test(walked.html)
-        ? null
-        : `the connect flow ended on a ${String(walked.status)} page: ${excerpt(visibleText(walked.html))}`;
-    }
+  } catch (error) {
+    return { problem: error instanceof Error ? error.message : String(error) };
   }
-  const page = await browse(target, jar);
-  if (page.status !== 200) {
-    return `opening ${target.href} answered ${String(page.status)}: ${excerpt(visibleText(page.html))}`;
+  if ('refused' in outcome) {
+    const { status, url, html } = outcome.refused;
+    return {
+      problem: `signing in as ${email} at ${url.origin} was refused (${String(status)}): ${excerpt(visibleText(html))}`,
+    };
   }
-  if (press === null) return null;
+  const back = await browse(outcome.reached, jar);
+  if (back.url.origin !== target.origin || back.url.pathname !== target.pathname) {
+    return {
+      problem: `signed in as ${email}, the browser landed on ${back.url.origin}${back.url.pathname} (${String(back.status)}), not on the page opened: ${excerpt(visibleText(back.html))}`,
+    };
+  }
+  return back;
+}
+
+/**
+ * Sends the page's form that has the button labelled `press`, as the browser sends it (its
+ * fields, the button's name and value, from the page's origin); what went wrong, or null.
+ */
+async function pressButton(page: Landing, press: string, jar: CookieJar): Promise<string | null> {
   for (const [form = ''] of page.html.matchAll(/<form\b[\s\S]*?<\/form>/g)) {
     const button = [...form.matchAll(/<button\b([^>]*)>([\s\S]*?)<\/button>/g)].find(
       ([, , label = '']) => visibleText(label) === press,
@@ -538,7 +569,65 @@ export async function performBrowserStep(
       ? null
       : `pressing ${press} answered ${String(sent.status)}: ${excerpt(visibleText(sent.html))}`;
   }
-  return `no "${press}" button on ${target.href}: ${excerpt(visibleText(page.html))}`;
+  return `no "${press}" button on ${page.url.href}: ${excerpt(visibleText(page.html))}`;
+}
+
+/**
+ * Does what a person does in a browser, over HTTP, in a fresh browser (no cookies, as a new
+ * private window); returns what went wrong, or null.
+ *
+ * - `open <url>`: the page must answer 200.
+ * - `open <url> and press Continue` on Gatehouse's connect page: the whole hosted connect flow,
+ *   as a person completes it: Continue, then at the demo app's consent page a user name and
+ *   Allow, back to Gatehouse in the same browser (cookies kept); it must end on the success page
+ *   ("… is connected") or at the link's `redirect_url` with `status=connected`.
+ * - `open <url> and press <Label>` on a page with a form (the hosted approval page: Approve,
+ *   Reject): the form is sent as the browser sends it (its fields, the button's name and value,
+ *   from the page's origin); the page it leads to must answer below 400.
+ * - With `signedInAs` (`as <email>, open …`), the page is one behind a sign-in (the console's):
+ *   the browser follows it to the identity provider, signs in there as that person with the dev
+ *   password, and must land back on the page opened, which must answer 200; then the press as
+ *   above, with the session the sign-in made.
+ */
+export async function performBrowserStep(
+  url: string,
+  press: string | null,
+  signedInAs?: string,
+): Promise<string | null> {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return `"${url}" is not a URL`;
+  }
+  const jar = new CookieJar();
+  if (press === 'Continue' && signedInAs === undefined) {
+    // A connect link is walked whole, as a person completes it; a page with no connect flow's
+    // Continue link is any other page.
+    const walked = await walkConnectLink(target.href).catch((error: unknown) => {
+      if (error instanceof Error && error.message.startsWith('no Continue link')) return null;
+      throw error;
+    });
+    if (walked?.redirectedTo) {
+      return walked.redirectedTo.searchParams.get('status') === 'connected'
+        ? null
+        : `the connect flow ended at ${walked.redirectedTo.href}, not connected`;
+    }
+    if (walked) {
+      return walked.status === 200 && / is connected/.test(walked.html)
+        ? null
+        : `the connect flow ended on a ${String(walked.status)} page: ${excerpt(visibleText(walked.html))}`;
+    }
+  }
+  const opened =
+    signedInAs === undefined
+      ? await browse(target, jar)
+      : await signedInPage(target, signedInAs, jar);
+  if ('problem' in opened) return opened.problem;
+  if (opened.status !== 200) {
+    return `opening ${target.href}${signedInAs === undefined ? '' : ` as ${signedInAs}`} answered ${String(opened.status)}: ${excerpt(visibleText(opened.html))}`;
+  }
+  return press === null ? null : pressButton(opened, press, jar);
 }
 
 /**
@@ -561,7 +650,7 @@ export async function runWalkthroughBlock(
       failures.push(...answerFailures(doc, step, await session.run(step.text), addresses));
     } else {
       const url = await session.expand(step.action.url);
-      const problem = await performBrowserStep(url, step.action.press);
+      const problem = await performBrowserStep(url, step.action.press, step.action.signedInAs);
       if (problem) failures.push(`${where(doc, step.line)}: browser: ${problem}`);
     }
   }
