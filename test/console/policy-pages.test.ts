@@ -226,9 +226,18 @@ describe('editing a policy in the console', () => {
     // Nor does a seal made for another base version fit.
     const rebased = await postAs(world, oliviaJar, `/policies/${POLICY}/save`, {
       ...save,
-      based_on: String(before.version - 1),
+      based_on: String(before.version + 1),
     });
     expect(rebased.status).toBe(400);
+    expect(rebased.html).toContain('This is not the version you simulated');
+    // Nor does another session's: the seal is this session's own.
+    const otherSession = await world.signIn('olivia@example.com');
+    const foreign = await postAs(world, otherSession, `/policies/${POLICY}/save`, {
+      ...save,
+      csrf: formTokenOf((await pageAs(world, otherSession, '/policies')).html),
+    });
+    expect(foreign.status).toBe(400);
+    expect(foreign.html).toContain('This is not the version you simulated');
     expect(await policyNow()).toMatchObject({ version: before.version, defaults: before.defaults });
 
     // Someone writes another version through the API after the simulation: the save is refused.
