@@ -30,6 +30,14 @@ export const sessionCookieName = (config: Pick<Config, 'api'>, environment: stri
 export const signInCookieName = (config: Pick<Config, 'api'>): string =>
   `${prefix(config)}gatehouse_sign_in`;
 
+/**
+ * Set by sign-out: the next sign-in from this browser asks the provider to sign the person in
+ * again (`prompt=login`) rather than let its own session answer for them, so signing out of the
+ * console on a shared computer is not undone by the next visitor's click.
+ */
+export const signedOutCookieName = (config: Pick<Config, 'api'>): string =>
+  `${prefix(config)}gatehouse_signed_out`;
+
 export function readCookie(req: Request, name: string): string | undefined {
   for (const pair of (req.get('cookie') ?? '').split(';')) {
     const eq = pair.indexOf('=');

@@ -38,6 +38,7 @@ import {
   readCookie,
   setSessionCookie,
   signInCookieName,
+  signedOutCookieName,
 } from '../people/session-cookie.js';
 import { crossSite } from '../people/same-origin.js';
 
@@ -147,7 +148,10 @@ export function consoleSignInRoutes(deps: ApiDeps, pages: PageLimits): Router {
       ...consoleCookieOptions(config),
       maxAge: SIGN_IN_TTL_SECONDS * 1000,
     });
+    const signedOut = readCookie(req, signedOutCookieName(config)) !== undefined;
+    if (signedOut) res.clearCookie(signedOutCookieName(config), consoleCookieOptions(config));
     const url = oidc.buildAuthorizationUrl(configuration, {
+      ...(signedOut ? { prompt: 'login' } : {}),
       redirect_uri: `${publicUrl}${CALLBACK_PATH}`,
       scope: provider.settings.scopes,
       state,
@@ -306,13 +310,18 @@ export function consoleSignInRoutes(deps: ApiDeps, pages: PageLimits): Router {
         req.log.info({ personId: viewer.session.personId }, 'signed out');
       }
       clearSessionCookie(res, config, environment.name);
+      res.cookie(signedOutCookieName(config), '1', {
+        ...consoleCookieOptions(config),
+        maxAge: 24 * 3600 * 1000,
+      });
       sendConsolePage(
         res,
         200,
         renderNotice({
           branding,
           title: 'You are signed out',
-          message: 'Your session has ended here; the identity provider may still remember you.',
+          message:
+            'Your session has ended. The next sign-in from this browser asks the identity provider for your password again.',
           action: { href: `${consoleBase(environment.name)}/sign-in`, label: 'Sign in again' },
         }),
       );

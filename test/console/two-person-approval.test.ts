@@ -180,6 +180,16 @@ describe('a two-person approval in the console', () => {
       'person:alice@example.com',
       'person:bob@example.com',
     ]);
+    // Alice signs out with the header's button. The provider still remembers her, but the next
+    // sign-in from her browser asks for her password again: it stops at the provider's form.
+    await alice.page.goto(`${world.base}/inbox`);
+    await alice.page.getByRole('button', { name: 'Sign out' }).click();
+    await expect(alice.page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(
+      'You are signed out',
+    );
+    await alice.page.goto(`${world.base}/inbox`);
+    expect(new URL(alice.page.url()).origin).toBe(new URL(world.idp.issuer).origin);
+    await expect(alice.page.getByLabel('Password').count()).resolves.toBe(1);
     await alice.context.close();
     await bob.context.close();
   });
