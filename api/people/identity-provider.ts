@@ -18,7 +18,11 @@ export interface IdentityProvider {
   configuration(): Promise<oidc.Configuration>;
 }
 
-export function identityProviderOf(settings: OidcSettings): IdentityProvider {
+/** `onFailure`: told why a discovery failed (the page only says the provider did not answer). */
+export function identityProviderOf(
+  settings: OidcSettings,
+  onFailure: (error: unknown) => void,
+): IdentityProvider {
   let discovered: Promise<oidc.Configuration> | null = null;
   let failedAt = 0;
   const discover = async (): Promise<oidc.Configuration> => {
@@ -47,7 +51,12 @@ export function identityProviderOf(settings: OidcSettings): IdentityProvider {
         discovered = discover().catch((error: unknown) => {
           discovered = null;
           failedAt = Date.now();
-          throw error;
+          onFailure(error);
+          throw new ServiceUnavailableError(
+            'The identity provider did not answer; try again shortly.',
+            {},
+            5,
+          );
         });
       }
       if (discovered === null) {

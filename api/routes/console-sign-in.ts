@@ -25,6 +25,7 @@ import { html } from '../connect/pages/html.js';
 import { resolveBranding } from '../connect/pages/theme.js';
 import { DEFAULT_BRANDING } from '../connect/pages/types.js';
 import { renderConsolePage, renderNotice } from '../console/pages/layout.js';
+import { consoleErrors } from '../console/console-errors.js';
 import { sendConsolePage } from '../console/respond.js';
 import type { PageLimits } from '../http/rate-limit.js';
 import { consoleFormTokenMatches } from '../people/form-token.js';
@@ -56,7 +57,11 @@ export function consoleSignInRoutes(deps: ApiDeps, pages: PageLimits): Router {
   const router = Router();
   const { config, sql } = deps;
   const settings = config.people.oidc;
-  const provider = settings ? identityProviderOf(settings) : null;
+  const provider = settings
+    ? identityProviderOf(settings, (err: unknown) => {
+        deps.logger.warn({ err }, 'the identity provider’s discovery failed');
+      })
+    : null;
   const publicUrl = config.api.publicUrl;
   const consoleBase = (environment: string) => `${publicUrl}/console/${environment}`;
 
@@ -328,6 +333,7 @@ export function consoleSignInRoutes(deps: ApiDeps, pages: PageLimits): Router {
     },
   );
 
+  router.use('/console', consoleErrors);
   return router;
 }
 

@@ -1,4 +1,4 @@
-import { Router, type ErrorRequestHandler } from 'express';
+import { Router } from 'express';
 import type { ApiDeps } from '../deps.js';
 import { consoleAccess } from '../console/console-access.js';
 import { inboxPages } from '../console/inbox/routes.js';
@@ -12,7 +12,7 @@ import { renderNotice } from '../console/pages/layout.js';
 import { sendConsolePage } from '../console/respond.js';
 import { resolveBranding } from '../connect/pages/theme.js';
 import { DEFAULT_BRANDING } from '../connect/pages/types.js';
-import { serviceUnavailableFrom } from '../errors.js';
+import { consoleErrors } from '../console/console-errors.js';
 
 /**
  * The console, for signed-in people: every page below `/console/<environment>/` passes the
@@ -55,49 +55,7 @@ export function consoleRoutes(deps: ApiDeps): Router {
     );
   });
 
-  const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
-    if (res.headersSent) {
-      next(err);
-      return;
-    }
-    const context = res.locals.console;
-    const page = (status: number, title: string, message: string) => {
-      sendConsolePage(
-        res,
-        status,
-        renderNotice({
-          branding: context?.branding ?? resolveBranding(DEFAULT_BRANDING),
-          ...(context ? { viewer: context.shown } : {}),
-          title,
-          message,
-        }),
-      );
-    };
-    const status =
-      err !== null && typeof err === 'object' && 'status' in err && typeof err.status === 'number'
-        ? err.status
-        : 500;
-    // The form parser's refusals (too large, bad encoding) are the request's fault.
-    if (status >= 400 && status < 500) {
-      page(status, 'That form could not be read', 'Nothing was changed.');
-      return;
-    }
-    const unavailable = serviceUnavailableFrom(err);
-    if (unavailable) {
-      req.log.warn({ err }, 'console page: a dependency did not answer');
-      res.set(unavailable.headers);
-      page(503, 'Try again in a moment', unavailable.message);
-      return;
-    }
-    req.log.error({ err }, 'console page failed');
-    page(
-      500,
-      'Something went wrong',
-      'Nothing more is known here; the request log has the trace id.',
-    );
-  };
-
   router.use('/console/:environment', ...consoleAccess(deps), sections);
-  router.use('/console', onError);
+  router.use('/console', consoleErrors);
   return router;
 }

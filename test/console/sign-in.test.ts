@@ -4,6 +4,7 @@ import { setGroupRoles } from '../../activities/db/role-mappings.js';
 import { CookieJar } from '../../infra/demo-app/cookie-jar.js';
 import { startConsoleStack, type ConsoleStack } from '../support/console-stack.js';
 import { walkSignIn } from '../support/identity-provider.js';
+import { REFUSED_PORT } from '../support/refused-port.js';
 import { stopsAfterAll } from '../support/stops.js';
 
 let world: ConsoleStack;
@@ -253,6 +254,29 @@ describe('signing in to the console', () => {
       expect((await open(alice, '/console/test/inbox')).status).toBe(403);
     } finally {
       await setGroupRoles(world.stack.db.sql, world.stack.environmentId, 'approvers', ['approver']);
+    }
+  });
+});
+
+describe('signing in while the identity provider is down', () => {
+  let down: ConsoleStack;
+  const stops = stopsAfterAll();
+
+  beforeAll(async () => {
+    down = stops.add(
+      await startConsoleStack({
+        env: { OIDC_ISSUER_URL: `http://127.0.0.1:${String(REFUSED_PORT)}` },
+      }),
+    );
+  }, 600_000);
+
+  it('answers a page that says so (503, Retry-After), not a 500, and again while it is down', async () => {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const res = await fetch(`${down.base}/sign-in`, { redirect: 'manual' });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(await res.text()).toContain('The identity provider did not answer');
     }
   });
 });

@@ -66,6 +66,8 @@ export async function startConsoleStack(
             OIDC_CLIENT_ID: idp.client.client_id,
             OIDC_CLIENT_SECRET: idp.client.client_secret,
             OIDC_SCOPES: 'openid email profile groups',
+            // The test's own settings win (an issuer nobody answers at, say).
+            ...options.env,
           };
         },
       }),
