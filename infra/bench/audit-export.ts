@@ -1,12 +1,10 @@
-import { findEnvironmentByName } from '../../activities/db/environments.js';
-import { createSql } from '../database/client.js';
-import { insertSyntheticAuditEvents } from './synthetic-audit-events.js';
+import { SEEDED_AUDIT_EVENTS, seedAuditTrail } from './audit-seed.js';
 import { measure, type Measurement } from './measure.js';
 import { rssByRole } from './process-memory.js';
 import type { BenchStack } from './stack.js';
 
 /** The goal: 100,000 events exported in seconds on this machine. */
-const EVENTS = 100_000;
+const EVENTS = SEEDED_AUDIT_EVENTS;
 
 export interface ExportResult extends Measurement {
   events: number;
@@ -22,32 +20,6 @@ export interface ExportResult extends Measurement {
 }
 
 /**
- * 100,000 events of ~600 bytes (a write's request and answer, as the call workflow records
- * them), written behind the service's back through the insert trigger that hashes and numbers
- * each, 10,000 a statement, through a connection without the service's statement timeout.
- */
-async function seed(stack: BenchStack): Promise<void> {
-  const environment = await findEnvironmentByName(stack.sql, 'bench');
-  if (!environment) throw new Error('the bench stack has no bench environment');
-  const seeding = createSql(stack.config.database.url, {
-    max: 1,
-    statementTimeoutMs: 120_000,
-    idleInTransactionTimeoutMs: 120_000,
-  });
-  try {
-    for (let from = 1; from <= EVENTS; from += 10_000) {
-      await insertSyntheticAuditEvents(seeding, environment.id, {
-        from,
-        count: 10_000,
-        idSeed: 'export-',
-      });
-    }
-  } finally {
-    await seeding.end();
-  }
-}
-
-/**
  * `GET /v1/audit/export` of the whole environment, read to the end by a client that keeps up,
  * one export at a time, while the API's RSS is sampled every 100 ms: the time the goal asks
  * for and the memory bound the README promises (one batch in memory, whatever the length).
@@ -58,7 +30,7 @@ export async function auditExportScenario(
   log: (line: string) => void,
 ): Promise<ExportResult> {
   log(`audit export: writing ${String(EVENTS)} events`);
-  await seed(stack);
+  await seedAuditTrail(stack, { count: EVENTS });
   const before = (await rssByRole()).api;
   let peak = before;
   const sampling = new AbortController();

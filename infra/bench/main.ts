@@ -12,6 +12,11 @@ import {
 } from './approval-ways-report.js';
 import { approvalWaysScenario } from './approval-ways.js';
 import { columns, ratio, type Row } from './columns.js';
+import {
+  consolePagesScenario,
+  consolePagesTable,
+  type ConsolePagesResult,
+} from './console-pages.js';
 import { compareDevStack } from './dev-comparison.js';
 import { floorCall } from './engine-floor.js';
 import { heldCount, runHeld } from './held-run.js';
@@ -237,8 +242,9 @@ async function main(): Promise<void> {
   const only = process.argv.includes('--only')
     ? process.argv[process.argv.indexOf('--only') + 1]
     : undefined;
-  if (only !== undefined && only !== 'simulate' && only !== 'approvals' && only !== 'export') {
-    throw new Error('--only takes: simulate, approvals, export');
+  const onlyOnes = ['simulate', 'approvals', 'export', 'console'];
+  if (only !== undefined && !onlyOnes.includes(only)) {
+    throw new Error(`--only takes: ${onlyOnes.join(', ')}`);
   }
   const mode = process.argv.includes('--quick') ? 'quick' : 'full';
   const scaleOut = process.argv.includes('--scale-out');
@@ -267,6 +273,7 @@ async function main(): Promise<void> {
   let results: Results;
   let simulation: SimulationResult;
   let approvals: ApprovalWaysReport;
+  let consolePages: ConsolePagesResult;
   try {
     if (held !== undefined) {
       await runHeld(stack, held, mode, log);
@@ -284,6 +291,15 @@ async function main(): Promise<void> {
         auditExport: exported,
       });
       process.stdout.write(`\n${exportLine(exported)}${machineLine(file)}`);
+      return;
+    }
+    if (only === 'console') {
+      consolePages = await consolePagesScenario(stack, settings, log);
+      const file = await writeReport({
+        ...(await runContext(mode, scaleOut, settings, stack.settings)),
+        console: consolePages,
+      });
+      process.stdout.write(`\n${consolePagesTable(consolePages)}${machineLine(file)}`);
       return;
     }
     if (only === 'approvals') {
@@ -305,6 +321,8 @@ async function main(): Promise<void> {
       await approvalWaysScenario(stack, settings.approvalRounds, log),
     );
     simulation = await simulationScenario(stack, settings.simulationRuns, log);
+    // Last: its 100,000 seeded events and 10,000 held approvals would change what the others read.
+    consolePages = await consolePagesScenario(stack, settings, log);
   } finally {
     await stack.stop();
   }
@@ -324,6 +342,7 @@ async function main(): Promise<void> {
     results,
     approvals,
     simulation,
+    console: consolePages,
   };
   const file = await writeReport(report);
 
@@ -335,6 +354,7 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(simulationLine(simulation));
+  process.stdout.write(`\n${consolePagesTable(consolePages)}\n`);
   process.stdout.write(
     `refresh storm p99 ${String(results.refreshStorm.p99)} ms, ${String(results.refreshStorm.errors)} errors\n\n`,
   );

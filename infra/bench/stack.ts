@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createApiKey } from '../../activities/db/api-keys.js';
 import { createAuthConfig } from '../../activities/db/auth-configs.js';
 import { ensureEnvironment } from '../../activities/db/environments.js';
+import { setGroupRoles } from '../../activities/db/role-mappings.js';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 import { loadConfig, type Config } from '../config.js';
 import { createConfiguredSql, type Sql } from '../database/client.js';
@@ -15,6 +16,7 @@ import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
 import { freePort } from '../dev/free-port.js';
 import { startServerEverything } from '../dev/server-everything.js';
 import { startTemporalDevServer } from '../dev/temporal-dev-server.js';
+import { startDevIdentityProvider, type DevClient } from '../dev-idp/index.js';
 import { resolveTemporalCli } from '../tools/temporal-binaries.js';
 import { startService, untilReady } from './processes.js';
 import { connectClient } from '../temporal/connection.js';
@@ -48,7 +50,8 @@ export interface BenchStack {
 /**
  * The whole service on one machine, as `gatehouse dev` runs it but throwaway: embedded Postgres,
  * an in-memory Temporal dev server, the worker, the API and the demo app, each on a free port,
- * with one user connected through the real hosted connect flow.
+ * with one user connected through the real hosted connect flow, and sign-in to the console
+ * through the dev identity provider (infra/dev-idp).
  */
 export async function startBenchStack(options: {
   poolSize: number;
@@ -91,7 +94,7 @@ export async function startBenchStack(options: {
       () => everything.stop(),
     );
 
-    const env = {
+    const baseEnv = {
       DATABASE_URL: pg.url('postgres'),
       DATABASE_POOL_SIZE: String(options.poolSize),
       TEMPORAL_ADDRESS: temporal.address,
@@ -104,6 +107,22 @@ export async function startBenchStack(options: {
       // So is the approval scenarios' webhook receiver (./approval-person.ts).
       WEBHOOK_ALLOW_PRIVATE: 'true',
       LOG_LEVEL: 'error',
+    };
+    // Sign-in for the console, as `gatehouse dev` sets it up: the dev provider in this process,
+    // with the API's callback registered as its one client's redirect URI.
+    const consoleClient: DevClient = {
+      client_id: 'gatehouse-bench-console',
+      client_secret: randomBytes(24).toString('base64url'),
+      redirect_uris: [`${loadConfig(baseEnv).api.publicUrl}/console/callback`],
+    };
+    const idp = await startDevIdentityProvider({ clients: [consoleClient] });
+    stops.push(() => idp.close());
+    const env = {
+      ...baseEnv,
+      OIDC_ISSUER_URL: idp.issuer,
+      OIDC_CLIENT_ID: consoleClient.client_id,
+      OIDC_CLIENT_SECRET: consoleClient.client_secret,
+      OIDC_SCOPES: 'openid email profile groups',
     };
     const config = loadConfig(env);
     // Written by each process as it exits: where a call's CPU goes (README, Benchmark it).
@@ -122,6 +141,8 @@ export async function startBenchStack(options: {
       redirectUris: [connectRedirectUri(config.api)],
     });
     const environment = await ensureEnvironment(sql, 'bench');
+    // Alice (group `approvers` at the dev provider) signs in to the console as an approver.
+    await setGroupRoles(sql, environment.id, 'approvers', ['approver']);
     await createAuthConfig(sql, config.encryption, {
       environmentId: environment.id,
       app: 'acme',
@@ -220,6 +241,7 @@ export async function startBenchStack(options: {
         upstreamTimeoutMs: config.upstream.timeoutMs,
         temporal: 'dev server (in memory)',
         postgres: 'embedded',
+        signIn: 'dev identity provider (infra/dev-idp) in the bench process',
       },
       stop,
     };
