@@ -73,8 +73,11 @@ export type NewApproval = Pick<
   quorum?: number;
 };
 
-/** An approval's columns, with its decisions gathered from approval_decisions, oldest first. */
-const columns = (sql: Db) => sql`
+/**
+ * An approval's columns, with its decisions gathered from approval_decisions, oldest first: what
+ * every query here returns as an `Approval`, and the inbox's list (approval-inbox.ts) too.
+ */
+export const approvalColumns = (sql: Db) => sql`
   id, environment_id, fingerprint, workflow_id, action, scope, agent_id, user_external_id,
   requested_from, status, request, policy_id, policy_version, policy_rule, created_at, expires_at,
   decided_by, decided_at, consumed_at, quorum, agent_key_owners,
@@ -166,7 +169,7 @@ export async function openApproval(sql: Db, input: NewApproval): Promise<Approva
       now() + make_interval(secs => ${input.ttlSeconds}), ${input.quorum ?? 1},
       (${agentKeyOwnersQuery(sql, input.environmentId, input.agentId)}))
     on conflict (environment_id, fingerprint) where status = 'pending' do nothing
-    returning ${columns(sql)}`;
+    returning ${approvalColumns(sql)}`;
   if (row) return row;
   const existing = await findPendingApproval(sql, input.environmentId, input.fingerprint);
   if (!existing) throw new Error('approval conflict without a pending approval');
@@ -179,12 +182,13 @@ export async function findApproval(
   id: string,
 ): Promise<Approval | null> {
   const [row]: [Approval?] = await sql`
-    select ${columns(sql)} from approvals where environment_id = ${environmentId} and id = ${id}`;
+    select ${approvalColumns(sql)} from approvals where environment_id = ${environmentId} and id = ${id}`;
   return row ?? null;
 }
 
 export async function findApprovalById(sql: Db, id: string): Promise<Approval | null> {
-  const [row]: [Approval?] = await sql`select ${columns(sql)} from approvals where id = ${id}`;
+  const [row]: [Approval?] =
+    await sql`select ${approvalColumns(sql)} from approvals where id = ${id}`;
   return row ?? null;
 }
 
@@ -195,7 +199,7 @@ export async function findPendingApproval(
   fingerprint: string,
 ): Promise<Approval | null> {
   const [row]: [Approval?] = await sql`
-    select ${columns(sql)} from approvals
+    select ${approvalColumns(sql)} from approvals
     where environment_id = ${environmentId} and fingerprint = ${fingerprint}
       and status = 'pending' and expires_at > now()`;
   return row ?? null;
@@ -216,7 +220,7 @@ export async function findStandingApproval(
   retryWindowSeconds: number,
 ): Promise<Approval | null> {
   const [row]: [Approval?] = await sql`
-    select ${columns(sql)} from approvals
+    select ${approvalColumns(sql)} from approvals
     ${standingApprovalFilter(sql, environmentId, fingerprint, retryWindowSeconds)}`;
   return row ?? null;
 }
@@ -257,10 +261,10 @@ export async function settleApproval(
     update approvals set status = ${status}, decided_by = ${decidedBy},
       decided_at = case when ${status} in ('approved', 'rejected') then now() else decided_at end
     where id = ${id} and status = 'pending'
-    returning ${columns(sql)}`;
+    returning ${approvalColumns(sql)}`;
   if (row) return row;
   const [again]: [Approval?] = await sql`
-    select ${columns(sql)} from approvals
+    select ${approvalColumns(sql)} from approvals
     where id = ${id} and status = ${status} and decided_by is not distinct from ${decidedBy}`;
   return again ?? null;
 }
@@ -310,7 +314,7 @@ export async function listApprovals(
           ? sql`and (status = 'expired' or (status = 'pending' and expires_at <= now()))`
           : sql`and status = ${status}`;
   return sql<Approval[]>`
-    select ${columns(sql)} from approvals
+    select ${approvalColumns(sql)} from approvals
     where environment_id = ${environmentId} ${statusIs}
       ${filters.requestedFrom === undefined ? sql`` : sql`and ${filters.requestedFrom} = any (requested_from)`}
       ${filters.agentId === undefined ? sql`` : sql`and agent_id = ${filters.agentId}`}
