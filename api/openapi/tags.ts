@@ -82,6 +82,12 @@ export const RESOURCE_TAGS: readonly ResourceTag[] = [
       'What each agent may do. A policy has defaults per scope (`read`, `write`, `destructive`, each `allow`, `ask` or `deny`) and rules by action, app and scope; the most specific rule wins. It governs the agents it lists, or every agent (`*`). Each replacement is a new version, and audit names the version that decided each call. Reading needs `policies:read`; replacing needs `policies:manage`, which the standard keys agents call with lack, so an agent cannot loosen its own policy.',
   },
   {
+    name: 'Role mappings',
+    paths: ['/v1/role-mappings'],
+    description:
+      'Which groups of your identity provider hold which role in this environment, for the people who sign in to the console: `approver` decides the held calls that ask them, `operator` governs (policies, grants, remote tools, connections), `admin` governs and maps groups to roles. A group is named as the provider sends it; `person:<email>` names one person, for providers that send no groups. Roles are read at each request, so a change applies to sessions already open. Reading needs `people:read`, changing `people:manage` (full keys have both; the standard keys agents call with have neither).',
+  },
+  {
     name: 'Webhooks',
     paths: ['/v1/webhook-endpoint'],
     description:
