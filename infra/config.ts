@@ -123,6 +123,10 @@ const schema = z.object({
   /** Remote MCP servers registered as apps may be on loopback or private addresses
    * (and plain http on loopback) only when this is true (local development and tests). */
   MCP_APPS_ALLOW_PRIVATE: z.stringbool().default(false),
+  /** Approval notifications (an SMTP relay, a Teams webhook) may go to loopback or private
+   * addresses, and Slack's API address be set to a stand-in, only when this is true (local
+   * development and tests). */
+  NOTIFY_ALLOW_PRIVATE: z.stringbool().default(false),
   /** The longest lifetime a backend may give an MCP session it mints; default 30 days. */
   MCP_SESSION_MAX_TTL_SECONDS: z.coerce
     .number()
@@ -307,6 +311,8 @@ export interface Config {
   approvals: { retryWindowSeconds: number };
   webhooks: { allowPrivate: boolean };
   mcpApps: { allowPrivate: boolean };
+  /** NOTIFY_ALLOW_PRIVATE (README "Tell approvers where they work"). */
+  notifications: { allowPrivate: boolean };
   mcp: { sessionMaxTtlSeconds: number; toolsPageSize: number };
   encryption: Keyring;
   apps: {
@@ -448,6 +454,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     approvals: { retryWindowSeconds: c.APPROVED_RETRY_WINDOW_SECONDS },
     webhooks: { allowPrivate: c.WEBHOOK_ALLOW_PRIVATE },
     mcpApps: { allowPrivate: c.MCP_APPS_ALLOW_PRIVATE },
+    notifications: { allowPrivate: c.NOTIFY_ALLOW_PRIVATE },
     mcp: {
       sessionMaxTtlSeconds: c.MCP_SESSION_MAX_TTL_SECONDS,
       toolsPageSize: c.MCP_TOOLS_PAGE_SIZE,

@@ -13,8 +13,9 @@ export type Audience = (typeof AUDIENCES)[number];
  * The management interface's scopes, plus `policies:*` (who may read and who may govern
  * policies), `mcp_sessions:manage` (revoking MCP sessions another agent minted), `apps:*` (reading
  * and changing the remote MCP servers registered as apps), `grants:*` (reading and revoking the
- * grants approvers made) and `people:*` (reading and changing which of the identity provider's
- * groups hold which role: who may approve, govern and administer).
+ * grants approvers made), `people:*` (reading and changing which of the identity provider's
+ * groups hold which role: who may approve, govern and administer) and `notifications:*` (reading
+ * and changing where approvers are told of held calls: channels, routes, opt-outs).
  */
 export const MANAGEMENT_SCOPES = [
   'funded_access:read',
@@ -34,14 +35,21 @@ export const MANAGEMENT_SCOPES = [
   'grants:manage',
   'people:read',
   'people:manage',
+  'notifications:read',
+  'notifications:manage',
 ] as const;
 export type Scope = (typeof MANAGEMENT_SCOPES)[number];
 
 /**
  * Reads the keys agents call with do not get by default: an agent does not see the grants made
- * for it, nor who may decide its calls (the people and their roles).
+ * for it, nor who may decide its calls (the people and their roles), nor where those people are
+ * told of its held calls and who asked not to be.
  */
-const AGENTS_NEVER_READ: ReadonlySet<Scope> = new Set<Scope>(['grants:read', 'people:read']);
+const AGENTS_NEVER_READ: ReadonlySet<Scope> = new Set<Scope>([
+  'grants:read',
+  'people:read',
+  'notifications:read',
+]);
 
 /**
  * Separation of duties: the keys agents call with (standard) may read but neither

@@ -37,3 +37,22 @@ export async function findPerson(sql: Db, id: string): Promise<Person | null> {
   const [row]: [Person?] = await sql`select ${columns(sql)} from people where id = ${id}`;
   return row ?? null;
 }
+
+/**
+ * The people whose groups at their last sign-in include any of `groups`, one per email
+ * (lower-cased; the latest sign-in's groups when one email signed in through two issuers). Only
+ * people who signed in are known: a group's other members are not.
+ */
+export async function peopleInGroups(
+  sql: Db,
+  groups: readonly string[],
+): Promise<{ email: string; groups: string[] }[]> {
+  if (groups.length === 0) return [];
+  return sql<{ email: string; groups: string[] }[]>`
+    select email, groups from (
+      select distinct on (lower(email)) lower(email) as email, groups from people
+      order by lower(email), last_sign_in_at desc
+    ) latest
+    where groups && ${[...groups]}::text[]
+    order by email`;
+}

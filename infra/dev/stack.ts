@@ -233,6 +233,8 @@ export async function startDevStack(
         WEBHOOK_ALLOW_PRIVATE: 'true',
         // So is an MCP server run on this machine, registered as an app.
         MCP_APPS_ALLOW_PRIVATE: 'true',
+        // And a mail catcher or a Teams stand-in on this machine, for approval notifications.
+        NOTIFY_ALLOW_PRIVATE: 'true',
         // A restart with the workflows unchanged skips bundling them again.
         WORKFLOW_BUNDLE_CACHE: path.join(dataDir, 'workflow-bundles'),
         // The UI's front, the one origin the codec endpoint lets in, whose sign-in link

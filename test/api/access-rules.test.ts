@@ -54,7 +54,8 @@ describe('access levels', () => {
     ];
     expect(defaultScopes('read_only')).toEqual(reads);
     // Separation of duties: the keys agents call with cannot decide approvals or change policy,
-    // nor see or set who decides (people:read, people:manage).
+    // nor see or set who decides (people:read, people:manage), nor where the deciders are told
+    // (notifications:read, notifications:manage).
     expect(defaultScopes('standard')).toEqual(reads);
     expect(defaultScopes('full')).toEqual(
       expect.arrayContaining([
@@ -67,8 +68,10 @@ describe('access levels', () => {
         'grants:manage',
         'people:read',
         'people:manage',
+        'notifications:read',
+        'notifications:manage',
       ]),
     );
-    expect(defaultScopes('full')).toHaveLength(17);
+    expect(defaultScopes('full')).toHaveLength(19);
   });
 });
