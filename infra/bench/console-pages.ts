@@ -5,6 +5,8 @@ import { signInAs } from '../dev-idp/scripted-sign-in.js';
 import { columns, type Row } from './columns.js';
 import { seedConsole, type ConsoleSeed } from './console-seed.js';
 import { measure, type Measurement } from './measure.js';
+import { transactions } from './postgres-stats.js';
+import { cpuByRole, cpuPerCall } from './process-cpu.js';
 import type { Settings } from './scenarios.js';
 import type { BenchStack } from './stack.js';
 
@@ -48,9 +50,22 @@ export interface ConsolePagesResult {
     ms: number;
     panel: 'checking' | 'result';
     checkShownAfterMs: number;
+    /** The badge the finished check showed: `Intact`, `Does not verify` or `Not checked`. */
+    checkOutcome: string;
     checkedEvents: number | null;
   };
-  pages: Record<ConsolePage, Measurement & { kilobytes: number }>;
+  pages: Record<ConsolePage, PageMeasurement>;
+}
+
+export interface PageMeasurement extends Measurement {
+  kilobytes: number;
+  /**
+   * What one page cost, less dependent on the machine's load than its time: CPU ms of the API
+   * and of Postgres, and Postgres transactions (every statement outside a transaction is one).
+   */
+  cost: { apiCpuMs: number; postgresCpuMs: number; postgresTransactions: number };
+  /** Why requests counted as errors, by reason (an unexpected status, or the page's content). */
+  errorReasons: Record<string, number>;
 }
 
 /** A page as the signed-in person's browser fetches it: its cookies, no redirect followed. */
@@ -68,6 +83,12 @@ function browserOf(base: string, jar: CookieJar) {
 
 /** The integrity panel is waiting for a check (the first one, or a new one while it runs). */
 const checkRunning = (html: string) => html.includes('reload to see it');
+
+/** The integrity panel's badge for the last day: `Intact`, `Does not verify`, `Not checked`. */
+function checkBadge(html: string): string {
+  const panel = html.slice(html.indexOf('Last 24 hours'));
+  return /class="badge(?: ok| bad)?">([^<]+)</.exec(panel)?.[1]?.trim() ?? 'unknown';
+}
 
 /**
  * The console's inbox and calls pages, signed in as Alice (an approver), one request at a time at
@@ -106,6 +127,7 @@ export async function consolePagesScenario(
         const events = /(\d+)\s+events?\s+since/.exec(page.html)?.[1];
         return {
           afterMs: Math.round(performance.now() - since),
+          outcome: checkBadge(page.html),
           events: events === undefined ? null : Number(events),
         };
       }
@@ -136,29 +158,45 @@ export async function consolePagesScenario(
   };
 
   const sizes: Partial<Record<ConsolePage, number>> = {};
+  let reasons: Record<string, number> = {};
+  const failed = (reason: string) => {
+    reasons[reason] = (reasons[reason] ?? 0) + 1;
+    return false;
+  };
   const pageCheck =
-    (name: ConsolePage, path: string, ok: (html: string) => boolean) => async () => {
-      const page = await get(path);
+    (name: ConsolePage, path: string, wrong: (html: string) => string | null) => async () => {
+      const page = await get(path).catch((error: unknown) => {
+        failed(`request failed: ${String(error)}`.slice(0, 200));
+        throw error;
+      });
       sizes[name] = page.html.length;
-      return page.status === 200 && ok(page.html);
+      if (page.status !== 200) return failed(`status ${String(page.status)}`);
+      const problem = wrong(page.html);
+      return problem === null ? true : failed(problem);
     };
-  const rows = (html: string) => (html.match(/\/inbox\/[0-9a-f-]{36}"/g) ?? []).length;
-  const calls = (html: string) =>
-    html.includes('aria-label="Calls, newest first"') && !checkRunning(html);
+  const fullPage = (html: string) => {
+    const rows = (html.match(/\/inbox\/[0-9a-f-]{36}"/g) ?? []).length;
+    return rows === 25 ? null : `${String(rows)} rows`;
+  };
+  const calls = (html: string) => {
+    if (!html.includes('aria-label="Calls, newest first"')) return 'no list';
+    return checkRunning(html) ? 'integrity check running' : null;
+  };
+  const showing = (id: string) => (html: string) => (html.includes(id) ? null : 'not the event');
   const requests: Record<ConsolePage, () => Promise<boolean>> = {
-    inbox: pageCheck('inbox', `${base}/inbox`, (html) => rows(html) === 25),
-    inboxByAgent: pageCheck(
-      'inboxByAgent',
-      `${base}/inbox?agent=${seed.filteredAgent}`,
-      (html) => rows(html) === 25,
-    ),
+    inbox: pageCheck('inbox', `${base}/inbox`, fullPage),
+    inboxByAgent: pageCheck('inboxByAgent', `${base}/inbox?agent=${seed.filteredAgent}`, fullPage),
     calls: pageCheck('calls', `${base}/calls`, calls),
     callsByAction: pageCheck('callsByAction', `${base}/calls?action=${seed.rareAction}`, calls),
-    callEvent: pageCheck('callEvent', `${base}/calls/${seed.callEventId}`, (html) =>
-      html.includes(seed.callEventId),
+    callEvent: pageCheck(
+      'callEvent',
+      `${base}/calls/${seed.callEventId}`,
+      showing(seed.callEventId),
     ),
-    seededEvent: pageCheck('seededEvent', `${base}/calls/${seed.seededEventId}`, (html) =>
-      html.includes(seed.seededEventId),
+    seededEvent: pageCheck(
+      'seededEvent',
+      `${base}/calls/${seed.seededEventId}`,
+      showing(seed.seededEventId),
     ),
   };
 
@@ -171,12 +209,28 @@ export async function consolePagesScenario(
     const isCalls = name === 'calls' || name === 'callsByAction';
     if (isCalls) await freshCheck();
     log(`console: ${LABELS[name]}`);
+    reasons = {};
+    const [cpuBefore, txBefore] = [await cpuByRole(), await transactions(stack.sql)];
     const measured = await measure(requests[name], {
       concurrency: 1,
       count: settings.latencyRequests,
       ...(isCalls ? { durationMs: CALLS_SERIES_MS } : {}),
     });
-    pages[name] = { ...measured, kilobytes: Math.round((sizes[name] ?? 0) / 100) / 10 };
+    const [cpuAfter, txAfter] = [await cpuByRole(), await transactions(stack.sql)];
+    const cpu = cpuPerCall(cpuBefore, cpuAfter, measured.requests);
+    // The two statistics reads are this benchmark's own.
+    const tx = Math.max(0, txAfter - txBefore - 2);
+    pages[name] = {
+      ...measured,
+      kilobytes: Math.round((sizes[name] ?? 0) / 100) / 10,
+      cost: {
+        apiCpuMs: cpu.api,
+        postgresCpuMs: cpu.postgres,
+        postgresTransactions:
+          measured.requests === 0 ? 0 : Math.round((tx / measured.requests) * 100) / 100,
+      },
+      errorReasons: reasons,
+    };
   }
   return {
     seed,
@@ -185,6 +239,7 @@ export async function consolePagesScenario(
       ms: coldMs,
       panel: checkRunning(cold.html) ? 'checking' : 'result',
       checkShownAfterMs: coldCheck.afterMs,
+      checkOutcome: coldCheck.outcome,
       checkedEvents: coldCheck.events,
     },
     pages: pages as ConsolePagesResult['pages'],
@@ -203,17 +258,36 @@ export function consolePagesTable(result: ConsolePagesResult): string {
       'p99 ms',
       'max ms',
       'KB',
+      'api cpu ms',
+      'pg cpu ms',
+      'pg tx',
     ],
   ];
+  const errors: string[] = [];
   for (const name of CONSOLE_PAGES) {
     const m = result.pages[name];
-    rows.push([LABELS[name], m.requests, m.errors, m.p50, m.p95, m.p99, m.max, m.kilobytes]);
+    rows.push([
+      LABELS[name],
+      m.requests,
+      m.errors,
+      m.p50,
+      m.p95,
+      m.p99,
+      m.max,
+      m.kilobytes,
+      m.cost.apiCpuMs,
+      m.cost.postgresCpuMs,
+      m.cost.postgresTransactions,
+    ]);
+    for (const [reason, count] of Object.entries(m.errorReasons)) {
+      errors.push(`${LABELS[name]}: ${String(count)} × ${reason}\n`);
+    }
   }
   const { callsColdFirstLoad: cold, seed } = result;
   return (
-    `${columns(rows)}\n` +
+    `${columns(rows)}\n${errors.join('')}` +
     `calls page, cold first load: ${String(cold.ms)} ms (panel showed ${cold.panel === 'checking' ? '“checking”' : 'its result'}); ` +
-    `the check of the last day (${String(cold.checkedEvents ?? '?')} events) showed after ${String(cold.checkShownAfterMs)} ms\n` +
+    `the check of the last day showed “${cold.checkOutcome}” (${String(cold.checkedEvents ?? '?')} events) after ${String(cold.checkShownAfterMs)} ms\n` +
     `sign-in over HTTP as alice@example.com: ${String(result.signInMs)} ms; seeded ` +
     `${String(seed.heldApprovals)} held approvals (${String(seed.agents)} agents) in ${String(seed.seconds.approvals)} s, ` +
     `${String(seed.auditEvents)} audit events (${String(seed.rareEvents)} ${seed.rareAction}) in ${String(seed.seconds.auditEvents)} s\n`
