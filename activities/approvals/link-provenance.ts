@@ -6,16 +6,19 @@
 
 /**
  * `webhook`: `approval.requested`, delivered to the environment's endpoint. `cli`: an operator's
- * `gatehouse approvals link`. No MCP result, elicitation or API answer is a channel.
+ * `gatehouse approvals link`. `email`: an approval e-mail, sent to one person through the
+ * environment's SMTP relay. No MCP result, elicitation or API answer is a channel.
  */
-export type LinkChannel = 'webhook' | 'cli';
+export type LinkChannel = 'webhook' | 'cli' | 'email';
 
 /** Where a link went out. Rows stored before migration 017 record neither field. */
 export interface LinkProvenance {
   channel: LinkChannel | null;
   /**
    * The agent of the API key through which the link was obtained (for a webhook: the key that
-   * set the endpoint it was delivered to); null when no key was involved (the CLI).
+   * set the endpoint it was delivered to; for an e-mail: the key that set the SMTP relay it was
+   * sent through, which reads every message); null when no key was involved (the CLI, a relay
+   * set by an operator's command or in the console).
    */
   keyAgentId: string | null;
 }
@@ -30,6 +33,8 @@ export function linkRefusal(held: { agentId: string }, link: LinkProvenance): st
   const through =
     link.channel === 'webhook'
       ? `This link was delivered to the webhook endpoint that agent "${held.agentId}" set with its own key`
-      : `This link was obtained through agent "${held.agentId}"'s own key`;
+      : link.channel === 'email'
+        ? `This link was e-mailed through the SMTP relay that agent "${held.agentId}" set with its own key`
+        : `This link was obtained through agent "${held.agentId}"'s own key`;
   return `${through}, and a link that went through the agent whose call is held can never decide it. Decide with your own key (POST /v1/approvals/{id}/approve), or ask an operator for a link (gatehouse approvals link).`;
 }

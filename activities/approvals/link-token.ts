@@ -58,3 +58,23 @@ export const APPROVAL_PAGE_PATH = '/approvals/review';
 export function approvalLinkUrl(publicUrl: string, token: string): string {
   return `${publicUrl}${APPROVAL_PAGE_PATH}/${token}`;
 }
+
+/** What a one-click link pre-selects on the page: still nothing is decided until its POST. */
+export type LinkChoice = 'approve' | 'reject';
+
+/** The query parameter that carries it: the token stays the path, so one link row serves both. */
+export const LINK_CHOICE_PARAM = 'choice';
+
+/**
+ * A decision link that opens the page with one choice ready to confirm (an e-mail's Approve and
+ * Reject buttons). The choice is not signed: it only says which button the page offers first, and
+ * the decision is the form's, posted from the page.
+ */
+export function oneClickLinkUrl(linkUrl: string, choice: LinkChoice): string {
+  return `${linkUrl}?${LINK_CHOICE_PARAM}=${choice}`;
+}
+
+/** The choice a page request carries, or null for anything else (absent, repeated, unknown). */
+export function linkChoiceOf(query: unknown): LinkChoice | null {
+  return query === 'approve' || query === 'reject' ? query : null;
+}

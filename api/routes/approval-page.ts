@@ -2,8 +2,10 @@ import express, { Router, type ErrorRequestHandler, type Request, type Response 
 import { formToken, formTokenMatches } from '../../activities/approvals/form-token.js';
 import {
   APPROVAL_PAGE_PATH,
+  LINK_CHOICE_PARAM,
   LINK_TOKEN_PATTERN,
   approvalLinkUrl,
+  linkChoiceOf,
 } from '../../activities/approvals/link-token.js';
 import {
   findApprovalLink,
@@ -72,8 +74,9 @@ function problemPage(
 /**
  * The hosted approval page, public and keyless: the decision link's token is the credential, and
  * the approver it names is `decided_by`. A GET shows the request and never decides (link unfurlers
- * open links); a POST decides through the same workflow Update as the API, once it has shown it
- * comes from the page itself.
+ * and mail scanners open links); a POST decides through the same workflow Update as the API, once
+ * it has shown it comes from the page itself. An e-mail's one-click links add `?choice=approve` or
+ * `reject`: the GET then offers that button first, and one press of it (the POST) decides.
  */
 export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
   const router = Router();
@@ -171,6 +174,7 @@ export function approvalPageRoutes(deps: ApiDeps, pages: PageLimits): Router {
         formToken: formToken(deps.config.encryption, token),
         refusal,
         maxGrantSeconds: maxGrant.seconds,
+        choice: linkChoiceOf(req.query[LINK_CHOICE_PARAM]),
       }),
       REVIEW_REFERRER_POLICY,
     );

@@ -3,7 +3,7 @@ import { html, type Html } from '../../connect/pages/html.js';
 import { alertIcon, brandHeader, keep, lockIcon, supportLine } from '../../connect/pages/parts.js';
 import { resolveBranding } from '../../connect/pages/theme.js';
 import type { ConnectBranding } from '../../connect/pages/types.js';
-import { GENERIC_APPROVER } from '../../../activities/approvals/link-token.js';
+import { GENERIC_APPROVER, type LinkChoice } from '../../../activities/approvals/link-token.js';
 import { LEGACY_ANY_APPROVER } from '../../../workflows/decider-rules.js';
 import { renderReviewLayout } from './layout.js';
 import { grantChoice } from './grant-choice.js';
@@ -23,6 +23,11 @@ export interface ReviewPageOptions {
   refusal?: string | null;
   /** The longest grant the policy allows with an approval; 0 or absent: none. */
   maxGrantSeconds?: number;
+  /**
+   * The button a one-click link (an e-mail's Approve or Reject) chose: offered first, focused and
+   * named in a line above the form. Opening the page still decides nothing; pressing it does.
+   */
+  choice?: LinkChoice | null;
 }
 
 /** The generic link's addressee, as links name it now and as they named it before. */
@@ -68,14 +73,43 @@ function facts(approval: ApprovalView, approver: string): Html {
   </dl>`;
 }
 
+const BUTTONS: Record<LinkChoice, { label: string; className: string }> = {
+  approve: { label: 'Approve', className: 'button' },
+  reject: { label: 'Reject', className: 'button reject' },
+};
+
+function decisionButton(decision: LinkChoice, chosen: LinkChoice | null): Html {
+  const { label, className } = BUTTONS[decision];
+  const emphasis = chosen === null ? '' : chosen === decision ? ' chosen' : ' other';
+  // The chosen one has the focus: Enter, or one press, confirms it.
+  const focus = chosen === decision ? html` autofocus` : null;
+  return html`<button
+    class="${className + emphasis}"
+    type="submit"
+    name="decision"
+    value="${decision}"
+    ${focus}
+  >
+    ${label}
+  </button>`;
+}
+
+/** The line above the buttons when a one-click link chose one: what is left to do. */
+function chosenLine(choice: LinkChoice): Html {
+  return html`<p class="chosen-line" role="status">
+    You chose <strong>${BUTTONS[choice].label}</strong>. Nothing is decided yet: press
+    ${BUTTONS[choice].label} below to confirm, or choose otherwise.
+  </p>`;
+}
+
 function decisionForm(options: ReviewPageOptions): Html {
+  const choice = options.choice ?? null;
+  const order: LinkChoice[] = choice === 'reject' ? ['reject', 'approve'] : ['approve', 'reject'];
   return html`<form method="post" action="${options.formAction}">
       <input type="hidden" name="csrf" value="${options.formToken}" />
       ${grantChoice(options.approval, options.maxGrantSeconds ?? 0)}
-      <div class="actions">
-        <button class="button" type="submit" name="decision" value="approve">Approve</button>
-        <button class="button reject" type="submit" name="decision" value="reject">Reject</button>
-      </div>
+      ${choice === null ? null : chosenLine(choice)}
+      <div class="actions">${order.map((decision) => decisionButton(decision, choice))}</div>
     </form>
     <p class="fine">
       ${lockIcon(12)}Your decision is final and recorded as ${keep(options.approver)}. Approved, the

@@ -28,6 +28,9 @@ pre code,.line code{padding:0;background:none;color:var(--text);font-size:inheri
 .actions{display:flex;gap:12px;margin-top:32px}
 .actions button{flex:1;margin:0;border:0;font:inherit;font-weight:600;cursor:pointer}
 .actions .reject{background:transparent;color:var(--danger);border:1px solid var(--border)}
+.actions .reject.chosen{background:var(--danger);color:#fff;border:0}
+.actions .other:not(.reject){background:transparent;color:var(--text);border:1px solid var(--border)}
+.chosen-line{margin:28px 0 0;font-size:14px}
 .notice{display:flex;gap:10px;align-items:flex-start;margin-top:28px;padding:14px 16px;border-radius:var(--radius);background:var(--danger-soft);font-size:14px;overflow-wrap:anywhere}
 .notice svg{flex:none;margin-top:2px;color:var(--danger)}
 @media (max-width:480px){.facts{grid-template-columns:minmax(0,1fr)}.facts dd{margin-bottom:6px}.actions{flex-direction:column}}
