@@ -76,7 +76,7 @@ describe('the approval message', () => {
       type: 'header',
       text: { type: 'plain_text', text: 'Approval needed: acme.delete_task' },
     });
-    const facts = (message.blocks[1] as Json).fields as Json[];
+    const facts = (message.blocks[1] as unknown as Json).fields as Json[];
     expect(facts.map((f) => f.text)).toEqual([
       '*Agent*\ndemo-agent',
       '*User*\nu_123',
