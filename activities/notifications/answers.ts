@@ -53,7 +53,7 @@ export function channelAnswer(channel: NotificationChannelView): ChannelAnswer {
 
 export interface RoutesAnswer {
   audience: string;
-  channel: NotificationKind;
+  kind: NotificationKind;
   targets: ReturnType<typeof presentTarget>[];
 }
 
@@ -62,12 +62,12 @@ export function routesAnswer(routes: readonly NotificationRoute[]): RoutesAnswer
   const grouped: RoutesAnswer[] = [];
   for (const route of routes) {
     const last = grouped.at(-1);
-    if (last?.audience === route.audience && last.channel === route.kind) {
+    if (last?.audience === route.audience && last.kind === route.kind) {
       last.targets.push(presentTarget(route.target));
     } else {
       grouped.push({
         audience: route.audience,
-        channel: route.kind,
+        kind: route.kind,
         targets: [presentTarget(route.target)],
       });
     }
@@ -77,7 +77,7 @@ export function routesAnswer(routes: readonly NotificationRoute[]): RoutesAnswer
 
 export interface OptOutAnswer {
   email: string;
-  channel: NotificationKind;
+  kind: NotificationKind;
   created_at: string;
   created_by: string;
 }
@@ -85,7 +85,7 @@ export interface OptOutAnswer {
 export function optOutAnswer(optOut: NotificationOptOut): OptOutAnswer {
   return {
     email: optOut.email,
-    channel: optOut.kind,
+    kind: optOut.kind,
     created_at: optOut.createdAt.toISOString(),
     created_by: optOut.createdBy,
   };

@@ -134,7 +134,7 @@ export async function changeNotificationRoutes(
     targets.targets,
     setterOf(actor),
   );
-  const answer = routesAnswer(routes)[0] ?? { audience, channel: kind, targets: [] };
+  const answer = routesAnswer(routes)[0] ?? { audience, kind, targets: [] };
   await recordNotificationChange(sql, actor, {
     action: NOTIFICATION_ACTIONS.routes,
     reason:
@@ -142,7 +142,7 @@ export async function changeNotificationRoutes(
         ? `${audience} is told nothing through ${KIND_LABELS[kind]} now`
         : `${audience} is told through ${KIND_LABELS[kind]} at ${String(answer.targets.length)} target(s) now`,
     // Teams webhooks by their host only, as answers show them.
-    details: { audience: answer.audience, channel: kind, targets: answer.targets },
+    details: { audience: answer.audience, kind, targets: answer.targets },
   });
   return { ok: true, value: answer };
 }
@@ -167,7 +167,7 @@ export async function changeNotificationOptOut(
     reason: optedOut
       ? `${email} opted out of ${KIND_LABELS[kind]}`
       : `${email} is told through ${KIND_LABELS[kind]} again`,
-    details: { email: email.toLowerCase(), channel: kind, opted_out: optedOut },
+    details: { email: email.toLowerCase(), kind, opted_out: optedOut },
   });
   return true;
 }

@@ -47,31 +47,42 @@ export const notificationKind = z.enum(NOTIFICATION_KINDS).meta({
   description: '`email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams)',
 });
 
-export const routePath = z.strictObject({ audience, channel: notificationKind });
+export const routePath = z.strictObject({ audience, kind: notificationKind });
 
 /** A Slack channel's id (public `C…`, older private `G…`), as Slack's "Copy link" ends. */
 const SLACK_CHANNEL = /^[CG][A-Z0-9]{8,20}$/;
 
-const targetSchema = z.union([
-  z.strictObject({ each_person: z.literal(true) }).meta({
-    description:
-      "email: each person's own address; slack: a direct message to each person, found by their e-mail",
-  }),
-  z
-    .strictObject({ address: z.email().max(320) })
-    .meta({ description: 'email: one fixed address, such as a group mailbox' }),
-  z
-    .strictObject({
-      slack_channel: z
-        .string()
-        .regex(SLACK_CHANNEL, { message: 'must be a Slack channel id (C…)' }),
-    })
-    .meta({ description: 'slack: a post in this channel (its id, `C…`); invite the app first' }),
-  z.strictObject({ webhook_url: z.string().max(4096) }).meta({
-    description:
-      'teams: a post through this Teams workflow webhook ("When a Teams webhook request is received"). Write-only: it carries the signature that authorises posting, so answers show its host only.',
-  }),
-]);
+const TARGET_FIELDS = ['each_person', 'address', 'slack_channel', 'webhook_url'] as const;
+
+/**
+ * One object naming exactly one target, rather than a union of four: a union's refusal says only
+ * "invalid input", where this names the field at fault.
+ */
+const targetSchema = z
+  .strictObject({
+    each_person: z.literal(true).optional().meta({
+      description:
+        "email: each person's own address; slack: a direct message to each person, found by their e-mail",
+    }),
+    address: z
+      .email()
+      .max(320)
+      .optional()
+      .meta({ description: 'email: one fixed address, such as a group mailbox' }),
+    slack_channel: z
+      .string()
+      .regex(SLACK_CHANNEL, { message: 'must be a Slack channel id (C…)' })
+      .optional()
+      .meta({ description: 'slack: a post in this channel (its id, `C…`); invite the app first' }),
+    webhook_url: z.string().max(4096).optional().meta({
+      description:
+        'teams: a post through this Teams workflow webhook ("When a Teams webhook request is received"). Write-only: it carries the signature that authorises posting, so answers show its host only.',
+    }),
+  })
+  .refine((target) => TARGET_FIELDS.filter((field) => target[field] !== undefined).length === 1, {
+    message: `must name exactly one of ${TARGET_FIELDS.join(', ')}`,
+  })
+  .meta({ description: 'One target: exactly one of its fields.' });
 
 export const setRoutesBody = z
   .strictObject({
@@ -109,7 +120,7 @@ export function routeTargets(
   const seen = new Set<string>();
   const kept: RouteTargetInput[] = [];
   targets.forEach((target, index) => {
-    const [field] = Object.keys(target);
+    const field = TARGET_FIELDS.find((name) => target[name] !== undefined);
     const path = `targets.${String(index)}`;
     if (!field || !FITS[kind].includes(field)) {
       issues.push({
@@ -119,11 +130,11 @@ export function routeTargets(
       return;
     }
     const input: RouteTargetInput =
-      'address' in target
+      target.address !== undefined
         ? { type: 'address', address: target.address }
-        : 'slack_channel' in target
+        : target.slack_channel !== undefined
           ? { type: 'slack_channel', channel: target.slack_channel }
-          : 'webhook_url' in target
+          : target.webhook_url !== undefined
             ? { type: 'webhook', url: target.webhook_url }
             : { type: 'each_person' };
     const same =
@@ -165,12 +176,9 @@ export function presentTarget(
 }
 
 export const optOutPath = z.strictObject({
-  email: z
-    .email()
-    .max(320)
-    .meta({
-      description: "The person's email (compared without case)",
-      example: 'ada@example.com',
-    }),
-  channel: notificationKind,
+  email: z.email().max(320).meta({
+    description: "The person's email (compared without case)",
+    example: 'ada@example.com',
+  }),
+  kind: notificationKind,
 });

@@ -88,6 +88,12 @@ export const RESOURCE_TAGS: readonly ResourceTag[] = [
       'Which groups of your identity provider hold which role in this environment, for the people who sign in to the console: `approver` decides the held calls that ask them, `operator` governs (policies, grants, remote tools, connections), `admin` governs and maps groups to roles. A group is named as the provider sends it; `person:<email>` names one person, for providers that send no groups. Roles are read at each request, so a change applies to sessions already open. Reading needs `people:read`, changing `people:manage` (full keys have both; the standard keys agents call with have neither).',
   },
   {
+    name: 'Approval notifications',
+    paths: ['/v1/notification-channels', '/v1/notification-routes', '/v1/notification-opt-outs'],
+    description:
+      "Where the people a held call asks are told of it: the environment's channels (an SMTP relay for `email`, a Slack app for `slack`, Microsoft Teams workflow webhooks for `teams`; secrets write-only), the routes saying which audience of a policy's `requested_from` (`group:<name>`, `person:<email>`, `*`) is told through which channel and where (each person, a group mailbox, a Slack channel, a Teams webhook), and the people who opted out of a channel. Relays and webhooks on loopback or private addresses are refused unless NOTIFY_ALLOW_PRIVATE is set. Reading needs `notifications:read`, changing `notifications:manage` (full keys have both; the standard keys agents call with have neither).",
+  },
+  {
     name: 'Webhooks',
     paths: ['/v1/webhook-endpoint'],
     description:

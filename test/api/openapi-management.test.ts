@@ -111,6 +111,52 @@ const OPERATIONS = [
   ['get', '/v1/role-mappings', 'list_role_mappings', 'people:read', 'read'],
   ['put', '/v1/role-mappings/{group}', 'set_role_mapping', 'people:manage', 'proposal'],
   ['delete', '/v1/role-mappings/{group}', 'delete_role_mapping', 'people:manage', 'proposal'],
+  // Beyond the original fifteen: where approvers are told of held calls.
+  ['get', '/v1/notification-channels', 'list_notification_channels', 'notifications:read', 'read'],
+  [
+    'put',
+    '/v1/notification-channels/{kind}',
+    'set_notification_channel',
+    'notifications:manage',
+    'proposal',
+  ],
+  [
+    'delete',
+    '/v1/notification-channels/{kind}',
+    'delete_notification_channel',
+    'notifications:manage',
+    'proposal',
+  ],
+  ['get', '/v1/notification-routes', 'list_notification_routes', 'notifications:read', 'read'],
+  [
+    'put',
+    '/v1/notification-routes/{audience}/{kind}',
+    'set_notification_routes',
+    'notifications:manage',
+    'proposal',
+  ],
+  [
+    'delete',
+    '/v1/notification-routes/{audience}/{kind}',
+    'delete_notification_routes',
+    'notifications:manage',
+    'proposal',
+  ],
+  ['get', '/v1/notification-opt-outs', 'list_notification_opt_outs', 'notifications:read', 'read'],
+  [
+    'put',
+    '/v1/notification-opt-outs/{email}/{kind}',
+    'set_notification_opt_out',
+    'notifications:manage',
+    'proposal',
+  ],
+  [
+    'delete',
+    '/v1/notification-opt-outs/{email}/{kind}',
+    'delete_notification_opt_out',
+    'notifications:manage',
+    'proposal',
+  ],
 ] as const;
 
 function resolve(schema: Schema | undefined): Schema {

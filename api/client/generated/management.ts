@@ -397,6 +397,156 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/notification-channels': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the environment's notification channels
+     * @description Every channel set in the key's environment, in the order email, slack, teams. When a call is held for approval, the people asked are told where they already work, through the environment's channels: `email` (an SMTP relay), `slack` (a Slack app) and `teams` (Microsoft Teams workflow webhooks, named per route). Routes (`/v1/notification-routes`) say who is told through which. Secrets are write-only: answers say `password_set`, `bot_token_set`, `signing_secret_set`.
+     *
+     *     Needs a key with scope `notifications:read`. Answers `{"data": …}`.
+     */
+    get: operations['list_notification_channels'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/notification-channels/{kind}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Set a notification channel
+     * @description Replaces the channel's settings. A secret left out keeps the stored one, except where it would go somewhere new: changing an SMTP relay's host needs its `password` again, changing Slack's `api_base_url` its `bot_token` and `signing_secret`. An SMTP host must be on a public address, and `security: "none"` is refused, unless NOTIFY_ALLOW_PRIVATE is set; Slack's API address is `https://slack.com/api/` unless it is. Recorded in the audit log (`notifications.channels`, `via: "operator"`), without secrets.
+     *
+     *     Needs a key with scope `notifications:manage`. Answers `{"data": …}`.
+     */
+    put: operations['set_notification_channel'];
+    post?: never;
+    /**
+     * Remove a notification channel
+     * @description The channel and its secrets are deleted; its routes stay, and deliver nothing until the channel is set again. Recorded in the audit log.
+     *
+     *     Needs a key with scope `notifications:manage`. Answers `{"data": …}`.
+     */
+    delete: operations['delete_notification_channel'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/notification-opt-outs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List who opted out of which notification channel
+     * @description Every opt-out of the key's environment, by email. An opt-out stops what is addressed to the person alone through that channel (e-mails to their address, Slack direct messages); posts in shared places (a group mailbox, a Slack or Teams channel) reach others too and go on. People opt out themselves in the console (`/console/<environment>/notifications`). Teams is told through shared channels only, so nobody opts out of it.
+     *
+     *     Needs a key with scope `notifications:read`. Answers `{"data": …}`.
+     */
+    get: operations['list_notification_opt_outs'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/notification-opt-outs/{email}/{kind}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Opt a person out of a notification channel
+     * @description The person (by email, without case) is no longer told through this channel in the environment; setting it again changes nothing. An opt-out stops what is addressed to the person alone through that channel (e-mails to their address, Slack direct messages); posts in shared places (a group mailbox, a Slack or Teams channel) reach others too and go on. People opt out themselves in the console (`/console/<environment>/notifications`). Teams is told through shared channels only, so nobody opts out of it. Recorded in the audit log (`notifications.opt_outs`).
+     *
+     *     Needs a key with scope `notifications:manage`. Answers `{"data": …}`.
+     */
+    put: operations['set_notification_opt_out'];
+    post?: never;
+    /**
+     * Opt a person back in to a notification channel
+     * @description The person is told through this channel again; one who had not opted out is 404. Recorded in the audit log.
+     *
+     *     Needs a key with scope `notifications:manage`. Answers `{"data": …}`.
+     */
+    delete: operations['delete_notification_opt_out'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/notification-routes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List who is told of held calls through which channel
+     * @description Every route of the key's environment, by audience and channel; Teams webhooks by their host only. A route tells an audience, as a policy's `requested_from` names it (`group:<name>`, `person:<email>`, or `*` for every entry asked), through a channel: `each_person` (e-mail: each person's own address; Slack: a direct message found by their e-mail), a fixed e-mail `address` (a group mailbox), a `slack_channel`, or a Teams `webhook_url`. Routes add up, and one destination is told once per approval. A group's people are those whose groups at their last sign-in to the console include it: someone who never signed in is unknown to Gatehouse, reached only through a group mailbox or channel. When an approval names nobody, every approver is asked: `*` routes and the routes of groups holding the `approver` role apply.
+     *
+     *     Needs a key with scope `notifications:read`. Answers `{"data": …}`.
+     */
+    get: operations['list_notification_routes'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/notification-routes/{audience}/{kind}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Replace an audience's routes of one channel
+     * @description The audience is told through this channel exactly at `targets` from now on (an empty list removes its routes of the channel); its routes of other channels stay, so a Teams webhook need not be sent again to change an e-mail route. A Teams webhook URL must be https on a public address unless NOTIFY_ALLOW_PRIVATE is set. Recorded in the audit log (`notifications.routes`), Teams webhooks by their host only.
+     *
+     *     Needs a key with scope `notifications:manage`. Answers `{"data": …}`.
+     */
+    put: operations['set_notification_routes'];
+    post?: never;
+    /**
+     * Remove an audience's routes of one channel
+     * @description As `PUT` with no targets, but an audience with no routes of that channel is 404, so a mistyped audience is noticed. Recorded in the audit log.
+     *
+     *     Needs a key with scope `notifications:manage`. Answers `{"data": …}`.
+     */
+    delete: operations['delete_notification_routes'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/role-mappings': {
     parameters: {
       query?: never;
@@ -1821,6 +1971,279 @@ export interface components {
       client_uri?: string;
       policy_uri?: string;
       tos_uri?: string;
+    };
+    list_notification_channels_output: components['schemas']['NotificationChannel'][];
+    /** @description A channel's settings; its secrets only say that they are set. */
+    NotificationChannel:
+      | {
+          /** @enum {string} */
+          kind: 'email';
+          host: string;
+          port: number;
+          /** @enum {string} */
+          security: 'starttls' | 'tls' | 'none';
+          username: string | null;
+          /** @description Whether a password is stored (never shown) */
+          password_set: boolean;
+          sender_address: string;
+          sender_name: string | null;
+          /** Format: date-time */
+          updated_at: string;
+          /** @description The agent id of the key that set it, or `cli` */
+          updated_by: string;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'slack';
+          /**
+           * @description The bot token is stored (never shown)
+           * @enum {boolean}
+           */
+          bot_token_set: true;
+          /**
+           * @description The signing secret is stored (never shown)
+           * @enum {boolean}
+           */
+          signing_secret_set: true;
+          api_base_url: string;
+          /** Format: date-time */
+          updated_at: string;
+          /** @description The agent id of the key that set it, or `cli` */
+          updated_by: string;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'teams';
+          /** Format: date-time */
+          updated_at: string;
+          /** @description The agent id of the key that set it, or `cli` */
+          updated_by: string;
+        };
+    /** @description A channel's settings; its secrets only say that they are set. */
+    set_notification_channel_output:
+      | {
+          /** @enum {string} */
+          kind: 'email';
+          host: string;
+          port: number;
+          /** @enum {string} */
+          security: 'starttls' | 'tls' | 'none';
+          username: string | null;
+          /** @description Whether a password is stored (never shown) */
+          password_set: boolean;
+          sender_address: string;
+          sender_name: string | null;
+          /** Format: date-time */
+          updated_at: string;
+          /** @description The agent id of the key that set it, or `cli` */
+          updated_by: string;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'slack';
+          /**
+           * @description The bot token is stored (never shown)
+           * @enum {boolean}
+           */
+          bot_token_set: true;
+          /**
+           * @description The signing secret is stored (never shown)
+           * @enum {boolean}
+           */
+          signing_secret_set: true;
+          api_base_url: string;
+          /** Format: date-time */
+          updated_at: string;
+          /** @description The agent id of the key that set it, or `cli` */
+          updated_by: string;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'teams';
+          /** Format: date-time */
+          updated_at: string;
+          /** @description The agent id of the key that set it, or `cli` */
+          updated_by: string;
+        };
+    /** @description The settings of the `{kind}` in the path: an SMTP relay for `email`, a Slack app for `slack`, `{}` for `teams`. */
+    SetNotificationChannel:
+      | components['schemas']['SetEmailChannel']
+      | components['schemas']['SetSlackChannel']
+      | components['schemas']['SetTeamsChannel'];
+    /** @description An SMTP relay, for `PUT /v1/notification-channels/email`. */
+    SetEmailChannel: {
+      /**
+       * @description The SMTP relay's host name (or IP address). On a public address only, unless NOTIFY_ALLOW_PRIVATE is set.
+       * @example smtp.example.com
+       */
+      host: string;
+      /** @description Default: 587 with starttls, 465 with tls, 25 with none. */
+      port?: number;
+      /**
+       * @description `starttls` (upgrade, required), `tls` (TLS from the first byte) or `none` (plain SMTP: only for a relay on loopback or the private network, with NOTIFY_ALLOW_PRIVATE).
+       * @default starttls
+       * @enum {string}
+       */
+      security: 'starttls' | 'tls' | 'none';
+      /** @description The user to authenticate as; null or absent: no authentication. */
+      username?: string | null;
+      /** @description Write-only. Absent: keep the stored one (refused when the host changes, since it would be sent to another host); null: none. */
+      password?: string | null;
+      /**
+       * Format: email
+       * @description The From address of every message
+       * @example approvals@example.com
+       */
+      sender_address: string;
+      /**
+       * @description The From name
+       * @example Gatehouse approvals
+       */
+      sender_name?: string | null;
+    };
+    /** @description A Slack app, for `PUT /v1/notification-channels/slack`. */
+    SetSlackChannel: {
+      /** @description The Slack app's bot token (`xoxb-…`, scopes `chat:write`, and `users:read.email` for direct messages). Write-only; absent: keep the stored one. */
+      bot_token?: string;
+      /** @description The Slack app's signing secret, which checks what Slack sends back. Write-only; absent: keep the stored one. */
+      signing_secret?: string;
+      /** @description Slack's Web API address, `https://slack.com/api/`; another only with NOTIFY_ALLOW_PRIVATE (a stand-in in tests). Changing it needs the secrets again. */
+      api_base_url?: string;
+    };
+    /** @description Microsoft Teams has no setting of its own (each route names its workflow webhook): `{}` turns it on, for `PUT /v1/notification-channels/teams`. */
+    SetTeamsChannel: Record<string, never>;
+    delete_notification_channel_output: {
+      /**
+       * @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams)
+       * @enum {string}
+       */
+      kind: 'email' | 'slack' | 'teams';
+      /** @enum {boolean} */
+      deleted: true;
+    };
+    list_notification_opt_outs_output: components['schemas']['NotificationOptOut'][];
+    NotificationOptOut: {
+      email: string;
+      /**
+       * @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams)
+       * @enum {string}
+       */
+      kind: 'email' | 'slack' | 'teams';
+      /** Format: date-time */
+      created_at: string;
+      /** @description The person themselves (`person:<email>`), the agent id of a key, or `cli` */
+      created_by: string;
+    };
+    set_notification_opt_out_output: {
+      email: string;
+      /**
+       * @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams)
+       * @enum {string}
+       */
+      kind: 'email' | 'slack' | 'teams';
+      /** @enum {boolean} */
+      opted_out: true;
+    };
+    delete_notification_opt_out_output: {
+      email: string;
+      /**
+       * @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams)
+       * @enum {string}
+       */
+      kind: 'email' | 'slack' | 'teams';
+      /** @enum {boolean} */
+      opted_out: false;
+    };
+    list_notification_routes_output: components['schemas']['NotificationRoutes'][];
+    /** @description An audience's routes of one channel. */
+    NotificationRoutes: {
+      audience: string;
+      /**
+       * @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams)
+       * @enum {string}
+       */
+      kind: 'email' | 'slack' | 'teams';
+      targets: (
+        | {
+            /** @enum {boolean} */
+            each_person: true;
+          }
+        | {
+            address: string;
+          }
+        | {
+            slack_channel: string;
+          }
+        | {
+            webhook_host: string;
+          }
+      )[];
+    };
+    /** @description An audience's routes of one channel. */
+    set_notification_routes_output: {
+      audience: string;
+      /**
+       * @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams)
+       * @enum {string}
+       */
+      kind: 'email' | 'slack' | 'teams';
+      targets: (
+        | {
+            /** @enum {boolean} */
+            each_person: true;
+          }
+        | {
+            address: string;
+          }
+        | {
+            slack_channel: string;
+          }
+        | {
+            webhook_host: string;
+          }
+      )[];
+    };
+    /**
+     * @description Replaces the audience's routes of one channel: email takes `each_person` and `address`, slack `each_person` and `slack_channel`, teams `webhook_url`.
+     * @example {
+     *       "targets": [
+     *         {
+     *           "each_person": true
+     *         },
+     *         {
+     *           "address": "finance@example.com"
+     *         }
+     *       ]
+     *     }
+     */
+    SetNotificationRoutes: {
+      /** @description Where the audience is told through this channel; each target once. An empty list removes its routes of this channel. */
+      targets: {
+        /**
+         * @description email: each person's own address; slack: a direct message to each person, found by their e-mail
+         * @enum {boolean}
+         */
+        each_person?: true;
+        /**
+         * Format: email
+         * @description email: one fixed address, such as a group mailbox
+         */
+        address?: string;
+        /** @description slack: a post in this channel (its id, `C…`); invite the app first */
+        slack_channel?: string;
+        /** @description teams: a post through this Teams workflow webhook ("When a Teams webhook request is received"). Write-only: it carries the signature that authorises posting, so answers show its host only. */
+        webhook_url?: string;
+      }[];
+    };
+    delete_notification_routes_output: {
+      audience: string;
+      /**
+       * @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams)
+       * @enum {string}
+       */
+      kind: 'email' | 'slack' | 'teams';
+      /** @enum {boolean} */
+      deleted: true;
     };
     list_role_mappings_output: components['schemas']['RoleMapping'][];
     RoleMapping: {
@@ -4874,6 +5297,1198 @@ export interface operations {
       /**
        * @description **Not found.**
        *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  list_notification_channels: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['list_notification_channels_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  set_notification_channel: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams) */
+        kind: 'email' | 'slack' | 'teams';
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetNotificationChannel'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['set_notification_channel_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  delete_notification_channel: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams) */
+        kind: 'email' | 'slack' | 'teams';
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['delete_notification_channel_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  list_notification_opt_outs: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['list_notification_opt_outs_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  set_notification_opt_out: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The person's email (compared without case) */
+        email: string;
+        /** @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams) */
+        kind: 'email' | 'slack' | 'teams';
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['set_notification_opt_out_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  delete_notification_opt_out: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The person's email (compared without case) */
+        email: string;
+        /** @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams) */
+        kind: 'email' | 'slack' | 'teams';
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['delete_notification_opt_out_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  list_notification_routes: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['list_notification_routes_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  set_notification_routes: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Who is told, as a policy's `requested_from` names them: `group:<name>` (the group exactly as the identity provider's `groups` claim names it), `person:<email>` (compared without case), or `*` for every entry an approval asks. URL-encoded in the path. */
+        audience: string;
+        /** @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams) */
+        kind: 'email' | 'slack' | 'teams';
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetNotificationRoutes'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['set_notification_routes_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  delete_notification_routes: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Who is told, as a policy's `requested_from` names them: `group:<name>` (the group exactly as the identity provider's `groups` claim names it), `person:<email>` (compared without case), or `*` for every entry an approval asks. URL-encoded in the path. */
+        audience: string;
+        /** @description `email` (an SMTP relay), `slack` (a Slack app) or `teams` (Microsoft Teams) */
+        kind: 'email' | 'slack' | 'teams';
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['delete_notification_routes_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
        *
        *     - `not_found`: nothing by that id in the environment of your key
        */
