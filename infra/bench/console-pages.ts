@@ -5,7 +5,7 @@ import { signInAs } from '../dev-idp/scripted-sign-in.js';
 import { columns, type Row } from './columns.js';
 import { seedConsole, type ConsoleSeed } from './console-seed.js';
 import { measure, type Measurement } from './measure.js';
-import { transactions } from './postgres-stats.js';
+import { settledTransactions } from './postgres-stats.js';
 import { cpuByRole, cpuPerCall } from './process-cpu.js';
 import type { Settings } from './scenarios.js';
 import type { BenchStack } from './stack.js';
@@ -77,7 +77,11 @@ function browserOf(base: string, jar: CookieJar) {
       headers: { cookie: jar.header(), ...(init.headers as Record<string, string> | undefined) },
     });
     jar.store(response);
-    return { status: response.status, html: await response.text() };
+    return {
+      status: response.status,
+      location: response.headers.get('location'),
+      html: await response.text(),
+    };
   };
 }
 
@@ -170,7 +174,10 @@ export async function consolePagesScenario(
         throw error;
       });
       sizes[name] = page.html.length;
-      if (page.status !== 200) return failed(`status ${String(page.status)}`);
+      if (page.status !== 200) {
+        const to = page.location === null ? '' : ` to ${new URL(page.location, api).pathname}`;
+        return failed(`status ${String(page.status)}${to}`);
+      }
       const problem = wrong(page.html);
       return problem === null ? true : failed(problem);
     };
@@ -210,16 +217,18 @@ export async function consolePagesScenario(
     if (isCalls) await freshCheck();
     log(`console: ${LABELS[name]}`);
     reasons = {};
-    const [cpuBefore, txBefore] = [await cpuByRole(), await transactions(stack.sql)];
+    const txBefore = await settledTransactions(stack.sql);
+    const cpuBefore = await cpuByRole();
     const measured = await measure(requests[name], {
       concurrency: 1,
       count: settings.latencyRequests,
       ...(isCalls ? { durationMs: CALLS_SERIES_MS } : {}),
     });
-    const [cpuAfter, txAfter] = [await cpuByRole(), await transactions(stack.sql)];
+    const cpuAfter = await cpuByRole();
+    const txAfter = await settledTransactions(stack.sql);
     const cpu = cpuPerCall(cpuBefore, cpuAfter, measured.requests);
-    // The two statistics reads are this benchmark's own.
-    const tx = Math.max(0, txAfter - txBefore - 2);
+    // The first statistics read is this benchmark's own (the second reads before it commits).
+    const tx = Math.max(0, txAfter - txBefore - 1);
     pages[name] = {
       ...measured,
       kilobytes: Math.round((sizes[name] ?? 0) / 100) / 10,

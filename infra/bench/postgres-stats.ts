@@ -14,3 +14,13 @@ export async function transactions(sql: Sql): Promise<number> {
     from pg_stat_database where datname = current_database()`;
   return Number(row?.count ?? 0);
 }
+
+/**
+ * `transactions` once every backend has reported what it did: a backend that goes idle reports
+ * its last counts only after 10 s (PGSTAT_IDLE_INTERVAL), so a short series read right after it
+ * ends would leave its tail to the next one. For series of seconds, where that tail counts.
+ */
+export async function settledTransactions(sql: Sql): Promise<number> {
+  await sleep(10_000);
+  return transactions(sql);
+}
