@@ -27,36 +27,41 @@ async function documentAt(path: string): Promise<OpenApiDocument> {
  */
 const samePath = (path: string) => path.replace(/\{[^}]+\}/g, '{}');
 
-/** What Express really serves: `METHOD /path/{param}` for every route of every router. */
+/**
+ * What Express really serves: `METHOD /path/{param}` for every route of every router, with the
+ * path a router is mounted at (`rawPath`) before its routes' own.
+ */
 interface Layer {
   route?: { path: string; methods: Record<string, boolean> };
   handle?: { stack?: Layer[] };
+  rawPath?: string;
 }
 
 function servedOperations(app: Express): string[] {
   const found: string[] = [];
-  const visit = (stack: Layer[]) => {
+  const visit = (stack: Layer[], mount: string) => {
     for (const layer of stack) {
       if (layer.route) {
-        const path = samePath(layer.route.path.replace(/:([A-Za-z_]+)/g, '{$1}'));
+        const path = samePath(`${mount}${layer.route.path}`.replace(/:([A-Za-z_]+)/g, '{$1}'));
         for (const method of Object.keys(layer.route.methods)) {
           found.push(`${method.toUpperCase()} ${path}`);
         }
       } else if (layer.handle?.stack) {
-        visit(layer.handle.stack);
+        const at = layer.rawPath === undefined || layer.rawPath === '/' ? '' : layer.rawPath;
+        visit(layer.handle.stack, `${mount}${at}`);
       }
     }
   };
-  visit((app as unknown as { router: { stack: Layer[] } }).router.stack);
+  visit((app as unknown as { router: { stack: Layer[] } }).router.stack, '');
   return found;
 }
 
 /**
  * Pages and machine endpoints that are not part of either interface (the client ID metadata
- * documents are for authorization servers).
+ * documents are for authorization servers; the console is for people in a browser).
  */
 const OUTSIDE_THE_INTERFACES =
-  /^(GET|POST|_ALL) \/(healthz|readyz|favicon\.(ico|svg)|connect\/|approvals\/review\/|openapi\/|codec\/|mcp(\/|$)|mcp-clients\/)/;
+  /^(GET|POST|_ALL) \/(healthz|readyz|favicon\.(ico|svg)|connect\/|approvals\/review\/|console(\/|$)|openapi\/|codec\/|mcp(\/|$)|mcp-clients\/)/;
 
 const started = stopsAfterAll();
 
