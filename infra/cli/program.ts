@@ -34,6 +34,25 @@ import {
 import { findApp } from '../../workflows/catalog/index.js';
 import { runDev } from './dev.js';
 import {
+  listChannelsCommand,
+  listRoutesCommand,
+  notificationSettings,
+  optOutCommand,
+  parseAudience as parseNotificationAudience,
+  parseKind,
+  parseOptOutKind,
+  removeChannelCommand,
+  setEmailChannelCommand,
+  setRoutesCommand,
+  setSlackChannelCommand,
+  setTeamsChannelCommand,
+  type EmailChannelOptions,
+  type NotificationsOptions,
+  type OptOutOptions,
+  type SetRoutesOptions,
+  type SlackChannelOptions,
+} from './notifications.js';
+import {
   listRoleMappingsCommand,
   parseGroup,
   parseRoles,
@@ -235,6 +254,147 @@ export function buildProgram(): Command {
         const wanted = parseRoles(words);
         return withCliDatabase((sql) => setRoleMappingCommand(sql, group, wanted, options));
       }),
+    );
+
+  const notifications = program
+    .command('notifications')
+    .description(
+      'where the people a held call asks are told of it: channels (e-mail, Slack, Teams), routes, opt-outs (README "Tell approvers where they work")',
+    );
+  // A secret is read from a file or standard input, never taken as an argument.
+  const fromFile = 'a file holding it, or - for standard input';
+  const channels = notifications
+    .command('channels')
+    .description("the environment's SMTP relay, Slack app and Teams (secrets never shown)");
+  channels
+    .command('list')
+    .description("list the environment's channels (never their secrets)")
+    .option('--env <name>', 'environment whose channels to list', 'development')
+    .option('--json', 'print JSON instead of a table')
+    .action(
+      action((options: NotificationsOptions) =>
+        withCliDatabase((sql) => listChannelsCommand(sql, options)),
+      ),
+    );
+  const setChannel = channels
+    .command('set')
+    .description("set one of the environment's channels, replacing its settings");
+  // The settings, and the secrets, of each kind of channel.
+  const channelAction = <O extends NotificationsOptions>(
+    run: (
+      sql: Parameters<typeof setTeamsChannelCommand>[0],
+      settings: Awaited<ReturnType<typeof notificationSettings>>,
+      options: O,
+    ) => Promise<string>,
+  ) =>
+    action(async (options: O) => {
+      const settings = await notificationSettings();
+      return withCliDatabase((sql) => run(sql, settings, options));
+    });
+  setChannel
+    .command('email')
+    .description(
+      'an SMTP relay: a stored password is kept while the host stays (give it again for another host)',
+    )
+    .requiredOption('--host <host>', "the relay's host name or IP address")
+    .option('--port <port>', 'default: 587 (starttls), 465 (tls), 25 (none)')
+    .option('--security <security>', 'starttls (default), tls, or none (loopback or private only)')
+    .option('--username <name>', 'the user to authenticate as (none: no authentication)')
+    .option('--password-file <file>', `its password: ${fromFile}`)
+    .requiredOption('--from <address>', 'the From address of every message')
+    .option('--from-name <name>', 'the From name')
+    .option('--env <name>', 'environment the channel belongs to', 'development')
+    .option('--json', 'print JSON instead of text')
+    .action(channelAction<EmailChannelOptions>(setEmailChannelCommand));
+  setChannel
+    .command('slack')
+    .description('a Slack app (bot token and signing secret, kept while the API address stays)')
+    .option('--bot-token-file <file>', `the bot token (xoxb-…): ${fromFile}`)
+    .option('--signing-secret-file <file>', `the signing secret: ${fromFile}`)
+    .option(
+      '--api-base-url <url>',
+      "Slack's Web API, https://slack.com/api/ (another only with NOTIFY_ALLOW_PRIVATE)",
+    )
+    .option('--env <name>', 'environment the channel belongs to', 'development')
+    .option('--json', 'print JSON instead of text')
+    .action(channelAction<SlackChannelOptions>(setSlackChannelCommand));
+  setChannel
+    .command('teams')
+    .description('Microsoft Teams: nothing to set (each route names its workflow webhook)')
+    .option('--env <name>', 'environment the channel belongs to', 'development')
+    .option('--json', 'print JSON instead of text')
+    .action(channelAction<NotificationsOptions>(setTeamsChannelCommand));
+  channels
+    .command('remove')
+    .description(
+      'remove a channel and its secrets; its routes deliver nothing until it is set again',
+    )
+    .argument('<kind>', 'email, slack or teams', parseKind)
+    .option('--env <name>', 'environment the channel belongs to', 'development')
+    .action(
+      action((kind: Parameters<typeof removeChannelCommand>[1], options: NotificationsOptions) =>
+        withCliDatabase((sql) => removeChannelCommand(sql, kind, options)),
+      ),
+    );
+  const routes = notifications
+    .command('routes')
+    .description('who is told through which channel: group:<name>, person:<email> or *');
+  routes
+    .command('list')
+    .description("list the environment's routes (Teams webhooks by their host)")
+    .option('--env <name>', 'environment whose routes to list', 'development')
+    .option('--json', 'print JSON instead of a table')
+    .action(
+      action((options: NotificationsOptions) =>
+        withCliDatabase((sql) => listRoutesCommand(sql, options)),
+      ),
+    );
+  routes
+    .command('set')
+    .description(
+      "replace an audience's routes of one channel (recorded in the audit log); none: it is told nothing that way",
+    )
+    .argument(
+      '<audience>',
+      'group:<name>, person:<email>, or * for everyone asked',
+      parseNotificationAudience,
+    )
+    .argument('<kind>', 'email, slack or teams', parseKind)
+    .argument(
+      '[targets...]',
+      'each_person, an e-mail address (email), a channel id C… (slack); or none',
+    )
+    .option('--webhook-url-file <file>', `a Teams workflow webhook URL: ${fromFile}`)
+    .option('--env <name>', 'environment the routes belong to', 'development')
+    .option('--json', 'print JSON instead of text')
+    .action(
+      action(
+        async (
+          audience: string,
+          kind: Parameters<typeof setRoutesCommand>[3],
+          words: string[],
+          options: SetRoutesOptions,
+        ) => {
+          const settings = await notificationSettings();
+          return withCliDatabase((sql) =>
+            setRoutesCommand(sql, settings, audience, kind, words, options),
+          );
+        },
+      ),
+    );
+  notifications
+    .command('opt-out')
+    .description(
+      'stop telling a person through a channel (what is addressed to them alone); --undo: tell them again',
+    )
+    .argument('<email>', "the person's email")
+    .argument('<kind>', 'email or slack', parseOptOutKind)
+    .option('--undo', 'opt the person back in')
+    .option('--env <name>', 'environment the opt-out belongs to', 'development')
+    .action(
+      action((email: string, kind: Parameters<typeof optOutCommand>[2], options: OptOutOptions) =>
+        withCliDatabase((sql) => optOutCommand(sql, email, kind, options)),
+      ),
     );
 
   const webhooks = program
