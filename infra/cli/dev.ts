@@ -86,6 +86,18 @@ export function signInLines(
 }
 
 /**
+ * The banner's mail line: the catcher's page, and where the development environment's approval
+ * e-mails go (the catcher, unless someone set a relay of their own).
+ */
+export function mailLine(mail: DevStack['mail'], environment: string): string {
+  const where =
+    mail.channel.to === 'catcher'
+      ? `the mail catcher: "${environment}"'s approval e-mails, sent to SMTP ${mail.smtp}`
+      : `the mail catcher, SMTP ${mail.smtp}; "${environment}" sends through its own relay ${mail.channel.host}:${String(mail.channel.port)}`;
+  return `  Mail          ${mail.url}   (${where})`;
+}
+
+/**
  * `gatehouse dev`: starts everything, prints where it is, and stops it all on Ctrl-C. A start
  * that fails says which component failed, why and what to do, in the terminal and in the log
  * file, and exits 1.
@@ -104,7 +116,7 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
     ]),
   );
   console.log(
-    'Starting Gatehouse (embedded Postgres, Temporal dev server, worker, API, demo app, sign-in provider):\n' +
+    'Starting Gatehouse (embedded Postgres, Temporal dev server, worker, API, demo app, sign-in provider, mail catcher):\n' +
       'about 8 s on an idle machine, up to 25 s on a busy one…',
   );
   // Postgres and Temporal run in process groups of their own, so the terminal's Ctrl-C during
@@ -170,6 +182,7 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
         : []),
       `  Temporal      ${stack.temporalAddress}   (namespace ${process.env.TEMPORAL_NAMESPACE ?? 'default'}, task queue ${process.env.TEMPORAL_TASK_QUEUE ?? 'gatehouse'})`,
       `  Demo app      ${stack.demoAppUrl}   (app "${DEMO_APP}", OAuth client registered)`,
+      mailLine(stack.mail, DEV_ENVIRONMENT),
       `  Postgres      ${redactPassword(stack.databaseUrl)}${stack.externalDatabase ? '' : `   (embedded, data in ${shown(dataDir)})`}`,
       // Root runs it as the postgres user, which cannot enter this folder: say where it is.
       ...(stack.postgresClusterElsewhere

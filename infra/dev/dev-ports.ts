@@ -11,6 +11,9 @@ export interface DevPorts {
   api: number;
   demoApp: number;
   identityProvider: number;
+  /** The mail catcher's SMTP server, and its web page. */
+  mailSmtp: number;
+  mail: number;
 }
 
 /** A preferred port that was taken, and the free one used instead. */
@@ -28,11 +31,13 @@ export const SERVICES: Record<keyof DevPorts, string> = {
   api: 'API',
   demoApp: 'Demo app',
   identityProvider: 'Sign-in provider',
+  mailSmtp: 'Mail catcher (SMTP)',
+  mail: 'Mail catcher',
 };
 
 /** The services whose servers live in the `gatehouse dev` process itself. */
 export type OwnServers = Partial<
-  Record<'api' | 'demoApp' | 'temporalUi' | 'identityProvider', Server>
+  Record<'api' | 'demoApp' | 'temporalUi' | 'identityProvider' | 'mailSmtp' | 'mail', Server>
 >;
 
 /**
@@ -62,6 +67,8 @@ export async function pickDevPorts(
     api: state.api.port,
     demoApp: state.demoApp.port,
     identityProvider: state.identityProvider.port,
+    mailSmtp: state.mailCatcher.smtpPort,
+    mail: state.mailCatcher.webPort,
   };
   const ports = { ...preferred };
   const replaced: ReplacedPort[] = [];

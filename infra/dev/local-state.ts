@@ -15,6 +15,9 @@ const identityProviderSchema = z.object({
   clientSecret: z.string(),
 });
 
+/** The mail catcher's SMTP and web ports (the conventional 1025 and 1080 of mail catchers). */
+const mailCatcherSchema = z.object({ smtpPort: z.number().int(), webPort: z.number().int() });
+
 /**
  * The generated settings of the local stack, made once and kept so a restart finds the same
  * database password, encryption key, demo-app client, sign-in provider client and ports. It holds
@@ -30,6 +33,8 @@ const stateSchema = z.object({
   demoApp: z.object({ port: z.number().int(), clientId: z.string(), clientSecret: z.string() }),
   /** The dev sign-in provider's port and the console's client there; added to older files on load. */
   identityProvider: identityProviderSchema.optional(),
+  /** The mail catcher's preferred ports; added to older files on load. */
+  mailCatcher: mailCatcherSchema.optional(),
   /** The single full key that earlier versions printed; kept so their state files still load. */
   developmentKey: z.string().optional(),
   /** Separation of duties: the key that calls, and the key that decides and writes policy. */
@@ -43,6 +48,7 @@ export type StoredLocalState = z.infer<typeof stateSchema>;
 /** The state a start works with: what a start adds to an older file is there. */
 export type LocalState = StoredLocalState & {
   identityProvider: z.infer<typeof identityProviderSchema>;
+  mailCatcher: z.infer<typeof mailCatcherSchema>;
 };
 
 const stateFile = path.join(dataDir, 'local-state.json');
@@ -54,6 +60,10 @@ function freshIdentityProvider(): LocalState['identityProvider'] {
     clientId: 'gatehouse-dev-console',
     clientSecret: randomBytes(24).toString('base64url'),
   };
+}
+
+function freshMailCatcher(): LocalState['mailCatcher'] {
+  return { smtpPort: 1025, webPort: 1080 };
 }
 
 function fresh(): LocalState {
@@ -69,6 +79,7 @@ function fresh(): LocalState {
       clientSecret: randomBytes(24).toString('base64url'),
     },
     identityProvider: freshIdentityProvider(),
+    mailCatcher: freshMailCatcher(),
   };
 }
 
@@ -87,13 +98,16 @@ export async function readLocalState(): Promise<StoredLocalState | null> {
 export async function loadOrCreateLocalState(): Promise<LocalState> {
   const state = await readLocalState();
   if (state === null) return saveLocalState(fresh());
-  const { auditSigningKey, identityProvider } = state;
-  if (auditSigningKey && identityProvider) return { ...state, identityProvider };
+  const { auditSigningKey, identityProvider, mailCatcher } = state;
+  if (auditSigningKey && identityProvider && mailCatcher) {
+    return { ...state, identityProvider, mailCatcher };
+  }
   // Written by an older version: what it lacks is made once and kept from now on.
   return saveLocalState({
     ...state,
     auditSigningKey: auditSigningKey || randomBytes(32).toString('base64'),
     identityProvider: identityProvider ?? freshIdentityProvider(),
+    mailCatcher: mailCatcher ?? freshMailCatcher(),
   });
 }
 

@@ -2,6 +2,7 @@ import { createServer as createHttpServer } from 'node:http';
 import path from 'node:path';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
 import { CODEC_PATH } from '../../api/routes/codec.js';
+import { ensureEnvironment } from '../../activities/db/environments.js';
 import type { RoleMapping } from '../../activities/db/role-mappings.js';
 import { createApiHttpServer, startApiServer } from '../../api/server.js';
 import { resumeAuditDeliveries } from '../../worker/audit-deliveries.js';
@@ -26,11 +27,13 @@ import { connectClient, connectWorker } from '../temporal/connection.js';
 import { installTemporalRuntime } from '../temporal/runtime.js';
 import { resolveTemporalCli } from '../tools/temporal-binaries.js';
 import { closeServer } from './bind-port.js';
+import { seedDevMailChannel, type DevMailChannel } from './dev-mail-channel.js';
 import { DEMO_APP, DEV_ENVIRONMENT, seedDevelopment } from './dev-seed.js';
 import { pickDevPorts, SERVICES, type DevPorts, type ReplacedPort } from './dev-ports.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { freePort } from './free-port.js';
 import { dataDir, loadOrCreateLocalState } from './local-state.js';
+import { createMailCatcher } from './mail-catcher.js';
 import { startOnFreePorts } from './port-retry.js';
 import { describeExit } from './service-process.js';
 import { DevStartError, startStep } from './start-failure.js';
@@ -59,6 +62,11 @@ export interface DevStack {
    * names a provider of the developer's own.
    */
   identityProvider: { issuer: string; name: string; accounts: readonly DevAccount[] } | null;
+  /**
+   * The mail catcher: its web page, its SMTP address, and whether the development environment's
+   * e-mail goes there (or to a relay someone set).
+   */
+  mail: { url: string; smtp: string; channel: DevMailChannel };
   databaseUrl: string;
   externalDatabase: boolean;
   /** The embedded Postgres's port for this run (null with DATABASE_URL): the CLI's way in. */
@@ -160,10 +168,13 @@ export async function startDevStack(
   };
   const uiFront = servers.temporalUi;
   const idpServer = servers.identityProvider;
+  // Its two servers are bound with the others; it catches mail from the first message on.
+  const mailCatcher = createMailCatcher({ logger: logger.child({ component: 'mail catcher' }) });
   stops.push(() => closeServer(servers.api));
   stops.push(() => closeServer(servers.demoApp));
   if (uiFront) stops.push(() => uiFront.close());
   if (idpServer) stops.push(() => closeServer(idpServer));
+  stops.push(() => mailCatcher.close());
   try {
     const { ports, replaced } = await startStep('ports', REMEDIES.ports, () =>
       pickDevPorts(state, {
@@ -179,6 +190,8 @@ export async function startDevStack(
           demoApp: servers.demoApp,
           ...(uiFront ? { temporalUi: uiFront.server } : {}),
           ...(idpServer ? { identityProvider: idpServer } : {}),
+          mailSmtp: mailCatcher.smtp,
+          mail: mailCatcher.web,
         },
       }),
     );
@@ -334,15 +347,25 @@ export async function startDevStack(
         )
       : null;
     if (identityProvider) stops.push(stopped('sign-in provider', () => identityProvider.close()));
+    // After the worker, which sends the mail, and before the rest.
+    stops.push(stopped('mail catcher', () => mailCatcher.close()));
 
-    const { sql, seeded } = await startStep(
+    const { sql, seeded, mailChannel } = await startStep(
       'database',
       (error) => databaseRemedy(error, externalDatabase),
       async () => {
         await migrate(config.database.url);
         const sql = createConfiguredSql(config.database);
         stops.push(() => sql.end({ timeout: 5 }));
-        return { sql, seeded: await seedDevelopment(sql, config, state) };
+        const seeded = await seedDevelopment(sql, config, state);
+        const environment = await ensureEnvironment(sql, DEV_ENVIRONMENT);
+        const mailChannel = await seedDevMailChannel(
+          sql,
+          config.encryption,
+          environment.id,
+          ports.mailSmtp,
+        );
+        return { sql, seeded, mailChannel };
       },
     );
 
@@ -416,6 +439,11 @@ export async function startDevStack(
         issuer: identityProvider.issuer,
         name: PROVIDER_NAME,
         accounts: identityProvider.accounts,
+      },
+      mail: {
+        url: `http://127.0.0.1:${String(ports.mail)}`,
+        smtp: `127.0.0.1:${String(ports.mailSmtp)}`,
+        channel: mailChannel,
       },
       databaseUrl: config.database.url,
       externalDatabase,

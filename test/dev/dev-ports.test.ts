@@ -32,6 +32,7 @@ async function stateWith(ports: { api: number; demoApp: number }): Promise<Local
     api: { port: ports.api },
     demoApp: { port: ports.demoApp, clientId: 'c', clientSecret: 's' },
     identityProvider: { port: await freePort(), clientId: 'c', clientSecret: 's' },
+    mailCatcher: { smtpPort: await freePort(), webPort: await freePort() },
   };
 }
 

@@ -83,7 +83,7 @@ describe('gatehouse dev', () => {
     ]);
   }, 60_000);
 
-  it('stops in order on Ctrl-C in its terminal: API, worker drained, sign-in provider, demo app, Temporal, Postgres', async () => {
+  it('stops in order on Ctrl-C in its terminal: API, worker drained, mail catcher, sign-in provider, demo app, Temporal, Postgres', async () => {
     expect(await interruptGroup(dev)).toBe(0);
     expect(dev.output()).toContain('Stopped.');
     // Temporal was still there while the worker drained: no cancelled shutdown call.
@@ -94,6 +94,7 @@ describe('gatehouse dev', () => {
     expect(stopped.map((record) => record.component)).toEqual([
       'API',
       'worker',
+      'mail catcher',
       'sign-in provider',
       'demo app',
       'Temporal dev server',

@@ -10,6 +10,8 @@ import { Client, Connection } from '@temporalio/client';
 import * as oauth from 'openid-client';
 import { findEnvironmentByName } from '../../activities/db/environments.js';
 import { listRoleMappings, setGroupRoles } from '../../activities/db/role-mappings.js';
+import { listNotificationChannels } from '../../activities/db/notification-channels.js';
+import { sendEmail } from '../../activities/notifications/send-email.js';
 import { createSql } from '../../infra/database/client.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
 import { encryptedDataConverter } from '../../infra/temporal/payload-codec.js';
@@ -284,6 +286,28 @@ describe('gatehouse dev', () => {
         { group: 'operators', roles: ['operator', 'admin'] },
       ]);
       await setGroupRoles(sql, development.id, 'finance', []);
+      // The mail catcher: development's e-mail goes to its SMTP, and its page shows what came.
+      const smtp = /sent to SMTP 127\.0\.0\.1:(\d+)\)$/m.exec(first.output())?.[1];
+      expect(await listNotificationChannels(sql, development.id)).toEqual([
+        expect.objectContaining({ kind: 'email', host: '127.0.0.1', port: Number(smtp) }),
+      ]);
+      const [relay] = await listNotificationChannels(sql, development.id);
+      if (relay?.kind !== 'email') throw new Error('no e-mail channel');
+      await sendEmail(
+        { ...relay, password: null },
+        {
+          from: { address: relay.senderAddress, name: relay.senderName },
+          to: 'alice@example.com',
+          subject: 'Caught by gatehouse dev',
+          text: 'Hello',
+          html: '<p>Hello</p>',
+          messageId: '<caught@gatehouse.localhost>',
+          headers: {},
+        },
+      );
+      const mail = await fetch(first.field('Mail'));
+      expect(mail.status).toBe(200);
+      expect(await mail.text()).toContain('Caught by gatehouse dev');
     } finally {
       await sql.end({ timeout: 5 });
     }

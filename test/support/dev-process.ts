@@ -110,6 +110,8 @@ export interface DevStatePorts {
   api: number;
   demoApp: number;
   identityProvider: number;
+  mailSmtp: number;
+  mail: number;
 }
 
 /**
@@ -140,6 +142,8 @@ export async function writeDevState(
     api: ports.api ?? (await freePort()),
     demoApp: ports.demoApp ?? (await freePort()),
     identityProvider: ports.identityProvider ?? (await freePort()),
+    mailSmtp: ports.mailSmtp ?? (await freePort()),
+    mail: ports.mail ?? (await freePort()),
   };
   await mkdir(dir, { recursive: true });
   await writeFile(
@@ -159,6 +163,7 @@ export async function writeDevState(
         clientId: 'gatehouse-dev-console',
         clientSecret: randomBytes(24).toString('base64url'),
       },
+      mailCatcher: { smtpPort: chosen.mailSmtp, webPort: chosen.mail },
       ...extra,
     }),
     { mode: 0o600 },
