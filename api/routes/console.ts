@@ -6,6 +6,7 @@ import { callsPages } from '../console/calls/calls-pages.js';
 import { connectionsPages } from '../console/connections/connections-pages.js';
 import { mcpAppPages } from '../console/apps/routes.js';
 import { policyPages } from '../console/policies/routes.js';
+import { notificationPages } from '../console/notifications/routes.js';
 import { consoleContextOf } from '../console/context.js';
 import { viewerMay } from '../people/console-viewer.js';
 import { renderNotice } from '../console/pages/layout.js';
@@ -35,6 +36,7 @@ export function consoleRoutes(deps: ApiDeps): Router {
     mcpAppPages(deps),
     policyPages(deps),
     connectionsPages(deps),
+    notificationPages(deps),
   ])
     sections.use(pages);
 

@@ -9,6 +9,7 @@ export const SECTIONS = [
   { id: 'apps', label: 'Remote MCP apps', path: 'apps' },
   { id: 'policies', label: 'Policies', path: 'policies' },
   { id: 'connections', label: 'Connections', path: 'connections' },
+  { id: 'notifications', label: 'Notifications', path: 'notifications' },
 ] as const;
 export type SectionId = (typeof SECTIONS)[number]['id'];
 
