@@ -283,6 +283,13 @@ export function createMailCatcher(options: { logger: Logger; kept?: number }): M
     },
   });
 
+  // smtp-server re-emits its socket's errors on itself; with nobody listening, a port taken while
+  // the stack binds it (whose refusal bindServer answers, to bind elsewhere) would crash the
+  // whole stack. Bind errors are handled there; anything later is logged.
+  smtp.on('error', (error: Error) => {
+    options.logger.warn({ err: error }, 'mail catcher: SMTP server error');
+  });
+
   const smtpAddress = () => {
     const address = smtp.server.address();
     return address && typeof address === 'object'

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import net from 'node:net';
 import { chromium, type Browser, type Locator } from 'playwright-core';
 import { ensureEnvironment } from '../../activities/db/environments.js';
 import {
@@ -264,5 +265,23 @@ describe('the mail catcher', () => {
     }[];
     expect(listed.map((message) => message.id)).toEqual([4, 3, 2]);
     expect(listed[0]?.subject).toContain('u_c');
+  });
+});
+
+describe('the mail catcher’s port taken', () => {
+  it('refuses the bind with EADDRINUSE, and binds elsewhere, without crashing the process', async () => {
+    // Another program holds the port the catcher prefers, as another stack's catcher may.
+    const holder = net.createServer();
+    const taken = await bindServer(holder, 0);
+    const other = createMailCatcher({ logger: testLogger() });
+    try {
+      await expect(bindServer(other.smtp, taken)).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      // The stack then binds a free port instead, and the catcher serves there.
+      const port = await bindServer(other.smtp, 0);
+      expect(port).not.toBe(taken);
+    } finally {
+      await other.close();
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 });
