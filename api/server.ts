@@ -76,6 +76,9 @@ function onClientError(error: Error & { code?: string }, socket: Socket): void {
   socket.setTimeout(5_000, () => socket.destroy());
 }
 
+/** How long an idle connection is kept open. */
+const KEEP_ALIVE_MS = 65_000;
+
 /**
  * The API's HTTP server, answering nothing yet. `gatehouse dev` makes it and binds its port
  * before anything else starts, so no other program can take the port while the rest starts;
@@ -83,6 +86,12 @@ function onClientError(error: Error & { code?: string }, socket: Socket): void {
  */
 export function createApiHttpServer(): Server {
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES });
+  // A client or load balancer reuses an idle connection until its own idle timeout (60 s for the
+  // common ones); Node's 5 s default closes it first, and a request sent on it in that moment is
+  // reset. So the API keeps idle connections longer than they do, and says so (Keep-Alive).
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  // Above keepAliveTimeout, as Node requires for a kept connection's next request.
+  server.headersTimeout = KEEP_ALIVE_MS + 1_000;
   server.on('clientError', onClientError);
   return server;
 }
