@@ -4,6 +4,7 @@ import type { OidcStore } from './file-adapter.js';
 import type { ProviderSecrets } from './secrets.js';
 import type { StatsCounter } from './stats.js';
 import { escapeHtml, page } from './html.js';
+import { loadProviderClass } from '../oidc-provider-class.js';
 
 /** Every scope the app knows. No scope is mandatory: `openid` is optional (plain OAuth 2.0). */
 export const SUPPORTED_SCOPES = ['tasks:read', 'tasks:write', 'offline_access', 'openid'] as const;
@@ -23,32 +24,6 @@ export interface ProviderSetup {
   tokenExpiresIn: () => string | null;
   stats: StatsCounter;
   logger: Logger | undefined;
-}
-
-let providerClass: Promise<typeof Provider> | undefined;
-
-/**
- * oidc-provider 9 prints "Unsupported runtime" on import under Node 20 (it targets Node 22+) even
- * though it works; that one notice is routed to the logger instead of the console.
- */
-function loadProviderClass(logger: Logger | undefined): Promise<typeof Provider> {
-  providerClass ??= (async () => {
-    const warn = console.warn;
-    console.warn = (...args: unknown[]) => {
-      const [first] = args;
-      if (typeof first === 'string' && first.includes('Unsupported runtime')) {
-        logger?.warn(first);
-        return;
-      }
-      warn(...args);
-    };
-    try {
-      return (await import('oidc-provider')).default;
-    } finally {
-      console.warn = warn;
-    }
-  })();
-  return providerClass;
 }
 
 export async function createProvider(setup: ProviderSetup): Promise<Provider> {

@@ -11,6 +11,7 @@ import { OidcStore } from '../demo-app/file-adapter.js';
 import { Store } from '../demo-app/store.js';
 import type { DevAccount } from './accounts.js';
 import { errorPage } from './sign-in-page.js';
+import { loadProviderClass } from '../oidc-provider-class.js';
 
 /** The scopes a relying party may ask for, and the claims each releases. */
 export const CLAIMS = {
@@ -37,33 +38,6 @@ export interface ProviderSetup {
   clients: readonly DevClient[];
   accounts: readonly DevAccount[];
   logger: Logger | undefined;
-}
-
-let providerClass: Promise<typeof Provider> | undefined;
-
-/**
- * oidc-provider 9 prints "Unsupported runtime" when first imported under Node 20 (it targets
- * Node 22+), though it works: that notice goes to the logger rather than the terminal, as the
- * demo app's does (whichever of the two imports it first meets it).
- */
-function loadProviderClass(logger: Logger | undefined): Promise<typeof Provider> {
-  providerClass ??= (async () => {
-    const warn = console.warn;
-    console.warn = (...args: unknown[]) => {
-      const [first] = args;
-      if (typeof first === 'string' && first.includes('Unsupported runtime')) {
-        logger?.warn(first);
-        return;
-      }
-      warn(...args);
-    };
-    try {
-      return (await import('oidc-provider')).default;
-    } finally {
-      console.warn = warn;
-    }
-  })();
-  return providerClass;
 }
 
 export async function createProvider(setup: ProviderSetup): Promise<Provider> {
