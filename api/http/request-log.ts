@@ -25,7 +25,7 @@ function canonicalPath(path: string): string {
 
 /**
  * Connect, decision-link and MCP session URLs carry secrets in the clear: the link token in the path, the
- * authorization code and state in the callback's query. Logs get the route's shape, never
+ * authorization code and state in a callback's query (the connect flow's and the console's). Logs get the route's shape, never
  * those values, whatever the case or encoding the URL was sent in. Other URLs are kept as sent.
  */
 export function loggableUrl(url: string): string {
@@ -33,7 +33,9 @@ export function loggableUrl(url: string): string {
   const origin = absolute?.[1] ?? '';
   const rest = absolute ? (absolute[2] ?? '') : url;
   const path = canonicalPath(rest.split(/[?#]/)[0] ?? '');
-  if (/^\/connect\/callback\/?$/.test(path)) return `${origin}/connect/callback`;
+  // The connect flow's and the console sign-in's callbacks: an authorization code and state.
+  const callback = /^\/(connect|console)\/callback\/?$/.exec(path);
+  if (callback) return `${origin}/${callback[1] ?? ''}/callback`;
   const token = /^\/(connect|approvals\/review|mcp)\/[^/]+(\/.*)?$/.exec(path);
   if (!token) return url;
   const after = token[2] ?? '';

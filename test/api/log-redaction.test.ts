@@ -154,6 +154,10 @@ describe('loggableUrl', () => {
     ['/connect/abc/START?x=1', '/connect/[token]/start'],
     ['/connect/callback?code=c&state=s', '/connect/callback'],
     ['/Connect/Callback/?code=c', '/connect/callback'],
+    // The console's sign-in callback carries the identity provider's code and state.
+    ['/console/callback?code=c&state=s', '/console/callback'],
+    ['/Console/Callback/?code=c&state=s', '/console/callback'],
+    ['http://host/console/callback?code=c', 'http://host/console/callback'],
     ['/approvals/review/abc', '/approvals/review/[token]'],
     ['/APPROVALS/Review/abc?x=1', '/approvals/review/[token]'],
     ['/%61pprovals/review/abc', '/approvals/review/[token]'],
