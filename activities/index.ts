@@ -11,6 +11,7 @@ import { nexusActivities } from './nexus/nexus-activities.js';
 import { exchangeCodeActivity } from './oauth/exchange-code.js';
 import { refreshTokensActivity } from './oauth/refresh-tokens.js';
 import { revokeAtProviderActivity } from './oauth/revoke-at-provider.js';
+import { noticeActivities } from './notifications/notice-activities.js';
 import { webhookActivities } from './webhooks/webhook-activities.js';
 import { startApprovalDeliveryActivity } from './webhooks/start-delivery.js';
 
@@ -39,6 +40,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...callRecordActivities(deps),
     ...webhookActivities(deps),
+    ...noticeActivities(deps),
     startApprovalDelivery: startApprovalDeliveryActivity(deps),
     ...nexusActivities(deps),
     sealAudit: sealAuditActivity({

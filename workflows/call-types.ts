@@ -244,7 +244,15 @@ type PreparedCall =
       /** The part of the policy that decided (a rule, or a default), in words. */
       rule: string;
       /** `quorum` is absent from histories recorded before approvals could need several. */
-      approval: { requested_from: string[]; ttl_seconds: number; quorum?: number };
+      approval: {
+        requested_from: string[];
+        ttl_seconds: number;
+        quorum?: number;
+        /** Absent from histories recorded before approvers were reminded and escalated to. */
+        remind_after_seconds?: number;
+        escalate_after_seconds?: number;
+        escalate_to?: string[];
+      };
       /**
        * The live grant that turned the policy's `ask` into this `allow`, for audit. Absent when no
        * grant decided (and in histories recorded before grants).

@@ -77,6 +77,7 @@ import {
   deciderRefusal,
   decidersInWords,
 } from './decider-rules.js';
+import { ApprovalNotices } from './approval-notices.js';
 import { searchAttributes } from './search-attributes.js';
 import type { Settled } from './upstream-answer.js';
 import { settleFailure, settleOutcome } from './upstream-settlement.js';
@@ -232,6 +233,8 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     keyOwners: [],
   };
   let webhook: Promise<unknown> | null = null;
+  /** Tells the people asked (e-mail, Slack, Teams), reminds and escalates: set once held. */
+  let notices: ApprovalNotices | null = null;
   let context: AuditContext = {
     connectedUserId: null,
     connectionId: null,
@@ -375,6 +378,8 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     }
     if (!held.decided.includes(record.identity)) held.decided.push(record.identity);
     if (record.decision === 'approve') held.approvers.push(record.label);
+    // The Slack messages show the tally, or the outcome: whichever path this decision took.
+    notices?.changed();
     const decided = outcome.approval;
     // Decisions recorded together may come back in another order: a pending view never
     // replaces the settled one.
@@ -552,6 +557,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
     // Callers who arrived for a retry that will not run (the user was deleted meanwhile).
     if (waiting.length > 0) await settle(ANSWER_ENDED);
     if (webhook) await webhook;
+    if (notices) await notices.updated();
     await condition(allHandlersFinished);
     return {
       decision: outcome,
@@ -695,6 +701,23 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   phase = 'held';
   holdEndsAt = Date.parse(opened.expires_at);
   await settle(standing);
+  // The people asked are told, reminded and escalated to, beside the wait below. Calls held
+  // before approvers were told replay without it.
+  if (patched('approval-notifications')) {
+    notices = new ApprovalNotices(
+      call.environmentId,
+      opened,
+      () => phase === 'held' && held.decision === null && !held.cancelled,
+    );
+    // Its failures are each message's own, recorded where they happen; none ends the call.
+    void notices
+      .run(preparation.approval, (escalated) => {
+        // Only who is asked changes: decisions kept meanwhile stay as the workflow has them.
+        if (held.approval)
+          held.approval = { ...held.approval, requested_from: escalated.requested_from };
+      })
+      .catch(() => undefined);
+  }
 
   const expiresInMs = Date.parse(opened.expires_at) - Date.now();
   await condition(() => held.decision !== null || held.cancelled, Math.max(expiresInMs, 1));
@@ -711,6 +734,7 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   if (held.decision === null) {
     const why = held.cancelled ? 'cancelled' : 'expired';
     held.approval = (await records.settleApproval(opened.id, why, null)) ?? held.approval;
+    notices?.changed();
     upsertSearchAttributes([{ key: searchAttributes.decision, value: why }]);
     setCurrentDetails(`Approval ${opened.id} ${why}.`);
     return end(null);

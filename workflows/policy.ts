@@ -23,8 +23,20 @@ export interface PolicyRule {
   approval?: RuleApproval;
 }
 
+/**
+ * Reminders and escalation of a held call, counted from when it was held: after
+ * `remind_after_seconds` those asked are told again; after `escalate_after_seconds` the entries of
+ * `escalate_to` are asked too (and told). Each only while nobody has settled the approval, and
+ * only before it expires.
+ */
+export interface NoticeSettings {
+  remind_after_seconds?: number;
+  escalate_after_seconds?: number;
+  escalate_to?: string[];
+}
+
 /** A rule's own approval settings: each one left out is the policy's. */
-export interface RuleApproval {
+export interface RuleApproval extends NoticeSettings {
   requested_from?: string[];
   quorum?: number;
   ttl_seconds?: number;
@@ -35,7 +47,7 @@ export interface RuleApproval {
  * `quorum`: how many different deciders must approve (absent on policies written before it: 1).
  * `max_grant_seconds`: 0 or absent (policies written before grants) turns grants off.
  */
-export interface ApprovalSettings {
+export interface ApprovalSettings extends NoticeSettings {
   requested_from: string[];
   ttl_seconds: number;
   quorum?: number;
@@ -65,6 +77,13 @@ export function approvalSettings(
     ...(rule.requested_from === undefined ? {} : { requested_from: rule.requested_from }),
     ...(rule.quorum === undefined ? {} : { quorum: rule.quorum }),
     ...(rule.ttl_seconds === undefined ? {} : { ttl_seconds: rule.ttl_seconds }),
+    ...(rule.remind_after_seconds === undefined
+      ? {}
+      : { remind_after_seconds: rule.remind_after_seconds }),
+    // Escalation is one setting: a rule naming either replaces the policy's whole.
+    ...(rule.escalate_after_seconds === undefined && rule.escalate_to === undefined
+      ? {}
+      : { escalate_after_seconds: rule.escalate_after_seconds, escalate_to: rule.escalate_to }),
   };
 }
 

@@ -269,6 +269,27 @@ export async function settleApproval(
   return again ?? null;
 }
 
+/**
+ * Escalation: adds entries to a pending approval's `requested_from` (those already there are
+ * kept, in their order), so the people they name may decide it too. Null when the approval is no
+ * longer pending; its row is left as it was.
+ */
+export async function widenApprovalAudience(
+  sql: Db,
+  environmentId: string,
+  id: string,
+  entries: readonly string[],
+): Promise<Approval | null> {
+  const [row]: [Approval?] = await sql`
+    update approvals
+    set requested_from = requested_from || array(
+      select entry from unnest(${entries as string[]}::text[]) with ordinality as added(entry, n)
+      where not (entry = any(requested_from)) order by n)
+    where environment_id = ${environmentId} and id = ${id} and status = 'pending'
+    returning ${approvalColumns(sql)}`;
+  return row ?? null;
+}
+
 export async function consumeApproval(sql: Db, id: string): Promise<void> {
   await sql`update approvals set consumed_at = now() where id = ${id} and consumed_at is null`;
 }

@@ -201,3 +201,16 @@ export async function teamsWebhookUrl(
     where id = ${ref} and environment_id = ${environmentId} and kind = 'teams'`;
   return row ? open(keyring, row.webhookUrlSealed, webhookAad(ref)) : null;
 }
+
+/** The host of a Teams route's webhook, as the route shows it (for the approval record). */
+export async function teamsWebhookHost(
+  sql: Db,
+  environmentId: string,
+  ref: string,
+): Promise<string | null> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref)) return null;
+  const [row]: [{ value: string | null }?] = await sql`
+    select value from notification_routes
+    where id = ${ref} and environment_id = ${environmentId} and kind = 'teams'`;
+  return row?.value ?? null;
+}

@@ -55,16 +55,39 @@ export const ttlSecondsSchema = z
   .min(1)
   .max(30 * 24 * 3600);
 
+/** Seconds after the call was held; within the longest approval. */
+const afterSeconds = (description: string) =>
+  z
+    .int()
+    .min(1)
+    .max(30 * 24 * 3600)
+    .meta({ description });
+
+/** Reminders and escalation, on the policy's `approval` and on a rule's (workflows/policy.ts). */
+export const noticeSettingsSchema = {
+  remind_after_seconds: afterSeconds(
+    'Tell those asked again (e-mail, Slack, Teams) when nobody has settled the approval this many seconds after the call was held; before `ttl_seconds`',
+  ).optional(),
+  escalate_after_seconds: afterSeconds(
+    'Ask `escalate_to` too, and tell them, when the approval is still unsettled this many seconds after the call was held; before `ttl_seconds`, with `escalate_to`',
+  ).optional(),
+  escalate_to: z.array(deciderEntry).min(1).max(50).optional().meta({
+    description:
+      'Who is asked when the approval escalates (entries as in `requested_from`), with `escalate_after_seconds`',
+  }),
+};
+
 /** A rule's own approval settings: allowed on a rule whose decision is `ask`. */
 export const ruleApprovalSchema = z
   .strictObject({
     requested_from: requestedFromSchema.optional(),
     quorum: quorumSchema.optional(),
     ttl_seconds: ttlSecondsSchema.optional(),
+    ...noticeSettingsSchema,
   })
   .meta({
     description:
-      "Only on a rule that asks: who decides the calls it holds, how many must approve, how long they have; each setting left out is the policy's `approval` one",
+      "Only on a rule that asks: who decides the calls it holds, how many must approve, how long they have, when they are reminded and to whom it escalates; each setting left out is the policy's `approval` one (escalation is one setting: naming either of its fields replaces both)",
   });
 
 /**
@@ -78,9 +101,15 @@ export function approvalSettingsIssues(
   const issues: Issue[] = [];
   const own = quorumProblem(approval.requested_from, approval.quorum ?? 1);
   if (own !== null) issues.push({ path: 'approval.quorum', message: own });
+  for (const { field, message } of noticeProblems(approval)) {
+    issues.push({ path: `approval.${field}`, message });
+  }
   rules.forEach((rule, index) => {
     if (rule.approval === undefined) return;
     const settings = approvalSettings(approval, rule.approval);
+    for (const { field, message } of noticeProblems(settings)) {
+      issues.push({ path: `rules.${String(index)}.approval.${field}`, message });
+    }
     const problem = quorumProblem(settings.requested_from, settings.quorum ?? 1);
     if (problem === null) return;
     // Named where it comes from: the rule's quorum, or the rule's requested_from under the
@@ -89,6 +118,37 @@ export function approvalSettingsIssues(
     issues.push({ path: `rules.${String(index)}.approval.${field}`, message: problem });
   });
   return issues;
+}
+
+/**
+ * Why reminders or escalation under these settings would never happen or could not be followed:
+ * a moment at or past the expiry, or escalation with only one of its two fields.
+ */
+function noticeProblems(settings: ApprovalSettings): { field: string; message: string }[] {
+  const problems: { field: string; message: string }[] = [];
+  const { ttl_seconds: ttl } = settings;
+  if (settings.remind_after_seconds !== undefined && settings.remind_after_seconds >= ttl) {
+    problems.push({
+      field: 'remind_after_seconds',
+      message: `must be less than ttl_seconds (${String(ttl)}): the approval expires first`,
+    });
+  }
+  const after = settings.escalate_after_seconds;
+  const to = settings.escalate_to;
+  if (after !== undefined && (to === undefined || to.length === 0)) {
+    problems.push({ field: 'escalate_to', message: 'escalate_after_seconds needs escalate_to' });
+  } else if (after === undefined && to !== undefined) {
+    problems.push({
+      field: 'escalate_after_seconds',
+      message: 'escalate_to needs escalate_after_seconds',
+    });
+  } else if (after !== undefined && after >= ttl) {
+    problems.push({
+      field: 'escalate_after_seconds',
+      message: `must be less than ttl_seconds (${String(ttl)}): the approval expires first`,
+    });
+  }
+  return problems;
 }
 
 /** Refuses (400) settings under which approvals could never be decided. */

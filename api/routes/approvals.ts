@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { policiesInForce, withPolicyInForce } from '../../activities/approvals/policy-in-force.js';
 import { listApprovals } from '../../activities/db/approvals.js';
 import type { ApiDeps } from '../deps.js';
+import { noticesOf } from '../../activities/db/approval-notifications.js';
+import { approvalNotice, approvalNoticeSchema } from '../approvals/approval-notices.js';
 import { decideApproval, loadApproval, presentApproval } from '../approvals/decide.js';
 import { NotFoundError } from '../errors.js';
 import { uuidString } from '../http/ids.js';
@@ -118,6 +120,10 @@ const approvalSchema = z.object({
     description: 'Approvals still needed from other deciders; 0 once settled',
   }),
   decisions: z.array(decisionSchema).meta({ description: 'Every decision so far, oldest first' }),
+  notifications: z.array(approvalNoticeSchema).optional().meta({
+    description:
+      'What was sent to whom about this approval (e-mail, Slack, Teams), oldest first, and how each went. Shown by the GET of one approval.',
+  }),
   policy_in_force: z
     .object({
       id: z.string().nullable(),
@@ -384,8 +390,12 @@ export function approvalRoutes(deps: ApiDeps): Router {
         approval = await loadApproval(deps.sql, caller.environmentId, id);
       }
     }
-    const view = await withPolicyInForce(deps.sql, approval, presentApproval(approval));
-    res.json(business ? { data: view } : view);
+    const [view, notices] = await Promise.all([
+      withPolicyInForce(deps.sql, approval, presentApproval(approval)),
+      noticesOf(deps.sql, approval.id),
+    ]);
+    const shown = { ...view, notifications: notices.map(approvalNotice) };
+    res.json(business ? { data: shown } : shown);
   });
 
   for (const [verb, decision] of [

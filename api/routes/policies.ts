@@ -16,6 +16,7 @@ import { parse } from '../http/validate.js';
 import { registerConnectedUserOperation } from '../openapi/registry.js';
 import {
   approvalSettingsIssues,
+  noticeSettingsSchema,
   checkApprovalSettings,
   quorumSchema,
   requestedFromSchema,
@@ -99,11 +100,12 @@ export const replacePolicyBody = z
             description:
               'How long a grant made with an approval may last; 0 (the default) turns grants off, and stops the grants already made from applying.',
           }),
+        ...noticeSettingsSchema,
       })
       .optional()
       .meta({
         description:
-          'Who decides held calls, how many different deciders must approve (default 1), how long an approval waits (default 24 h), and the longest grant an approver may add (default 0: none). A rule that asks may carry its own `approval` settings.',
+          'Who decides held calls, how many different deciders must approve (default 1), how long an approval waits (default 24 h), the longest grant an approver may add (default 0: none), and when those asked are reminded and to whom it escalates (default: never). A rule that asks may carry its own `approval` settings.',
       }),
   })
   .superRefine((body, ctx) => {
@@ -161,6 +163,7 @@ export const policyOut = listItem
       ttl_seconds: z.int(),
       quorum: z.int().meta({ description: 'How many different deciders must approve' }),
       max_grant_seconds: z.int(),
+      ...noticeSettingsSchema,
     }),
     updated_at: z.iso.datetime(),
     updated_by: z.string(),

@@ -12,6 +12,9 @@ import { z } from 'zod';
  * - `delay`: the right answer, `ms` late (for a caller's own timeout).
  * - `hold`: the right answer once the test calls `release()`: a slow Slack for exactly as long as
  *   a test needs, with no clock involved.
+ * - `answer_held`: the method is carried out at once (a message is posted), and its answer held
+ *   until `release()`: what a caller sees when it dies, or times out, after Slack acted and before
+ *   the answer reached it.
  */
 export const slackFaultSchema = z.discriminatedUnion('kind', [
   z.object({
@@ -34,6 +37,11 @@ export const slackFaultSchema = z.discriminatedUnion('kind', [
   }),
   z.object({
     kind: z.literal('hold'),
+    method: z.string().optional(),
+    times: z.number().int().min(1).default(1),
+  }),
+  z.object({
+    kind: z.literal('answer_held'),
     method: z.string().optional(),
     times: z.number().int().min(1).default(1),
   }),

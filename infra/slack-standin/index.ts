@@ -197,6 +197,7 @@ export async function startSlackStandin(options: SlackStandinOptions): Promise<S
     else if (tokenFrom === 'none') answer = { ok: false, error: 'not_authed' };
     else if ((bearer ?? argumentToken) !== token) answer = { ok: false, error: 'invalid_auth' };
     else answer = METHODS.get(method)?.(workspace, args) ?? { ok: false, error: 'unknown_method' };
+    if (fault?.settings.kind === 'answer_held') await fault.released;
     // Slack answers its errors with HTTP 200 too; only `ok` says which it was.
     send(res, 200, answer);
     record({ ...call, status: 200, answer, fault: fault?.settings.kind ?? null });

@@ -6,6 +6,7 @@ import {
   TEAM,
   userObject,
   type Conversation,
+  type MessageMetadata,
   type Workspace,
 } from './workspace.js';
 
@@ -100,6 +101,29 @@ function postTarget(workspace: Workspace, channel: string): Conversation | Slack
 
 type Method = (workspace: Workspace, args: Args) => SlackAnswer | SlackError;
 
+const metadataSchema = z.object({
+  event_type: z.string().regex(/^[a-zA-Z0-9_]{1,255}$/),
+  event_payload: z.record(z.string(), z.unknown()),
+});
+
+/**
+ * chat.postMessage's `metadata`: a JSON object with `event_type` and `event_payload`, sent as JSON
+ * text in a form. Slack answers `invalid_metadata_format` for anything else.
+ */
+function readMetadata(raw: unknown): MessageMetadata | null | SlackError {
+  if (raw === undefined || raw === '') return null;
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return fail('invalid_metadata_format');
+    }
+  }
+  const parsed = metadataSchema.safeParse(value);
+  return parsed.success ? parsed.data : fail('invalid_metadata_format');
+}
+
 const authTest: Method = () => ({
   ok: true,
   url: `https://${TEAM.domain}.slack.com/`,
@@ -168,11 +192,14 @@ const chatPostMessage: Method = (workspace, args) => {
   if (isError(target)) return target;
   const content = readContent(args);
   if (isError(content)) return content;
+  const metadata = readMetadata(args.metadata);
+  if (isError(metadata)) return metadata;
   const message = workspace.post({
     channel: target.id,
     ...content,
     threadTs: parsed.data.thread_ts ?? null,
     ephemeralFor: null,
+    metadata,
   });
   return { ok: true, channel: target.id, ts: message.ts, message: messageObject(message) };
 };
@@ -219,7 +246,61 @@ const chatPostEphemeral: Method = (workspace, args) => {
   return { ok: true, message_ts: message.ts };
 };
 
+/**
+ * conversations.history: a conversation's messages, newest first, between `oldest` and `latest`
+ * (exclusive unless `inclusive`), at most `limit` (default 100, at most 999); ephemeral messages
+ * are nobody's history. Metadata comes along only with `include_all_metadata`.
+ */
+const conversationsHistory: Method = (workspace, args) => {
+  const parsed = z
+    .object({
+      channel: z.string().min(1),
+      oldest: z.coerce.number().optional(),
+      latest: z.coerce.number().optional(),
+      inclusive: flag,
+      limit: z.coerce.number().int().min(1).max(999).optional(),
+      include_all_metadata: flag,
+    })
+    .safeParse(args);
+  if (!parsed.success) return invalidArguments(parsed.error);
+  const {
+    channel,
+    oldest,
+    latest,
+    inclusive,
+    limit,
+    include_all_metadata: withMetadata,
+  } = parsed.data;
+  const conversation = workspace.conversation(channel);
+  if (!conversation) return fail('channel_not_found');
+  const after = (ts: number) =>
+    oldest === undefined ? true : inclusive ? ts >= oldest : ts > oldest;
+  const before = (ts: number) =>
+    latest === undefined ? true : inclusive ? ts <= latest : ts < latest;
+  const messages = workspace
+    .allMessages()
+    .filter(
+      (m) =>
+        m.channel === conversation.id &&
+        !m.deleted &&
+        m.ephemeralFor === null &&
+        after(Number(m.ts)) &&
+        before(Number(m.ts)),
+    )
+    .reverse();
+  const page = messages.slice(0, limit ?? 100);
+  return {
+    ok: true,
+    messages: page.map((m) => ({
+      ...messageObject(m),
+      ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
+    })),
+    has_more: messages.length > page.length,
+  };
+};
+
 export const METHODS: ReadonlyMap<string, Method> = new Map([
+  ['conversations.history', conversationsHistory],
   ['auth.test', authTest],
   ['users.info', usersInfo],
   ['users.lookupByEmail', usersLookupByEmail],

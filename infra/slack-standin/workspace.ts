@@ -43,6 +43,14 @@ export interface StoredMessage {
   /** How many times chat.update (or a response URL) replaced it. */
   updates: number;
   deleted: boolean;
+  /** The app's message metadata (chat.postMessage's `metadata`), or null. */
+  metadata: MessageMetadata | null;
+}
+
+/** Slack's message metadata: an app's own event type and payload, kept with the message. */
+export interface MessageMetadata {
+  event_type: string;
+  event_payload: Record<string, unknown>;
 }
 
 /**
@@ -104,8 +112,18 @@ export class Workspace {
     return `${String(nowSeconds())}.${String(this.sequence).padStart(6, '0')}`;
   }
 
-  post(message: Omit<StoredMessage, 'ts' | 'updates' | 'deleted'>): StoredMessage {
-    const stored: StoredMessage = { ...message, ts: this.nextTs(), updates: 0, deleted: false };
+  post(
+    message: Omit<StoredMessage, 'ts' | 'updates' | 'deleted' | 'metadata'> & {
+      metadata?: MessageMetadata | null;
+    },
+  ): StoredMessage {
+    const stored: StoredMessage = {
+      ...message,
+      metadata: message.metadata ?? null,
+      ts: this.nextTs(),
+      updates: 0,
+      deleted: false,
+    };
     this.messages.push(stored);
     return stored;
   }

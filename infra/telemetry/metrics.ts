@@ -53,6 +53,13 @@ export const rateLimited = new Counter({
   registers: [registry],
 });
 
+export const approvalNotifications = new Counter({
+  name: 'gatehouse_approval_notifications_total',
+  help: 'Attempts to tell approvers of a held call, by channel (email, slack, teams) and outcome (sent; retrying: failed, tried again; failed: will not be tried again; skipped: nothing to send)',
+  labelNames: ['channel', 'outcome'] as const,
+  registers: [registry],
+});
+
 export const auditWriteRetries = new Counter({
   name: 'gatehouse_audit_write_retries_total',
   help: "Audit writes tried again by Temporal after a failed attempt (the call's answer waits)",
