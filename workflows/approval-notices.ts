@@ -43,12 +43,13 @@ const slackUpdates = proxyActivities<Activities>({
  * The activities of notices, retried with backoff (2 s doubling up to 5 min, or Slack's and
  * Teams' Retry-After) until the approval expires: Postgres or a channel down for an hour delays
  * a message, and loses none while it could still be decided. A message's own timeouts (SMTP 10 s
- * to connect, 30 s of silence; Slack and Teams 10 s) stay well inside the start-to-close timeout,
- * which is how long a worker that died mid-send takes to be noticed.
+ * to connect, 30 s of silence; Slack and Teams 10 s) stay well inside the start-to-close timeout.
  */
 function activitiesUntil(expiresAt: number) {
   return proxyActivities<Activities>({
     startToCloseTimeout: '1 minute',
+    // A message's activity heartbeats while it sends: a worker that died is noticed in seconds.
+    heartbeatTimeout: '10 seconds',
     scheduleToCloseTimeout: Math.max(expiresAt - Date.now(), 60_000),
     retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
   });

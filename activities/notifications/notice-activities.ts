@@ -54,6 +54,9 @@ export interface NoticeRequest {
   target: NotificationTarget;
 }
 
+/** Well inside the send activity's heartbeat timeout (workflows/approval-notices.ts). */
+const HEARTBEAT_EVERY_MS = 2_000;
+
 export type NoticeOutcome = 'sent' | 'already_sent' | 'skipped' | 'gone';
 
 /** The console's page for an approval: chat messages send people there, to sign in and decide. */
@@ -119,10 +122,25 @@ export function noticeActivities(deps: ActivityDeps) {
     return targets;
   }
 
-  /** One message, sent once: see the module's comment. */
+  /**
+   * One message, sent once: see the module's comment. Heartbeats while it works, so a worker that
+   * dies mid-send is noticed within the heartbeat timeout and the next attempt (which looks before
+   * it posts again) comes soon.
+   */
   async function sendApprovalNotice(request: NoticeRequest): Promise<NoticeOutcome> {
-    const { environmentId, approvalId, round, target } = request;
     const context = Context.current();
+    const beat = setInterval(() => {
+      context.heartbeat();
+    }, HEARTBEAT_EVERY_MS);
+    try {
+      return await sendOnce(request, context);
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  async function sendOnce(request: NoticeRequest, context: Context): Promise<NoticeOutcome> {
+    const { environmentId, approvalId, round, target } = request;
     const log = logger.child({
       approvalId,
       round,
