@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import { APPROVAL_PAGE_PATH } from '../../activities/approvals/link-token.js';
 import { eventually } from '../support/eventually.js';
 import { ALICE, BOB, startNoticeStack, type NoticeStack } from '../support/notice-stack.js';
 import { stopsAfterAll } from '../support/stops.js';
@@ -21,7 +22,9 @@ beforeAll(async () => {
 
 describe('a held call tells the people asked', () => {
   it('once per destination, by e-mail, Slack and Teams, and the approval record says so', async () => {
-    const { approvalId } = await world.heldCall({ requested_from: [`person:${ALICE}`, 'ops-a'] });
+    const { approvalId, agent } = await world.heldCall({
+      requested_from: [`person:${ALICE}`, 'ops-a'],
+    });
     const notices = await world.settledNotices(approvalId, 4);
     expect(
       notices.map(({ channel, round, to, status, attempts }) => ({
@@ -47,7 +50,15 @@ describe('a held call tells the people asked', () => {
     );
     expect(notices).toHaveLength(4);
 
+    const [mail] = world.mailsTo(ALICE, approvalId);
     expect(world.mailsTo(ALICE, approvalId)).toHaveLength(1);
+    // The e-mail, to Alice alone, carries her decision link…
+    expect(mail?.parsed.text).toContain(APPROVAL_PAGE_PATH);
+    // …which never reaches the agent: its own view of the approval shows where messages went.
+    const seen = await world.stack.request(agent, 'GET', `/v1/approvals/${approvalId}`);
+    expect(seen.status).toBe(200);
+    expect((seen.body as { notifications?: unknown[] }).notifications).toHaveLength(4);
+    expect(JSON.stringify(seen.body)).not.toContain(APPROVAL_PAGE_PATH);
     const posts = world.postsOf(approvalId);
     expect(posts.map((p) => p.channel.startsWith('D') || p.channel === 'C0APPROVALS')).toEqual([
       true,
@@ -57,12 +68,13 @@ describe('a held call tells the people asked', () => {
     // channel could use.
     const slackText = JSON.stringify(posts.map((p) => p.blocks));
     expect(slackText).toContain(`/console/test/inbox/${approvalId}`);
-    expect(slackText).not.toMatch(/\/approve\/|token=|\/v1\/approval-links/);
+    expect(slackText).not.toContain(APPROVAL_PAGE_PATH);
     const [delivery] = (await world.teams.received()).filter((d) =>
       JSON.stringify(d.body).includes(approvalId),
     );
     expect(delivery?.problems).toEqual([]);
     expect(JSON.stringify(delivery?.body)).toContain(`/console/test/inbox/${approvalId}`);
+    expect(JSON.stringify(delivery?.body)).not.toContain(APPROVAL_PAGE_PATH);
   });
 
   it('rewrites its Slack messages with the tally after each decision, wherever it was made', async () => {
@@ -99,6 +111,26 @@ describe('a held call tells the people asked', () => {
       // No button left to press once settled.
       expect(shown).not.toContain('gatehouse_approve');
     }
+  });
+});
+
+describe('an approval nobody decided', () => {
+  it('expires, and its Slack messages say so, with no buttons left', async () => {
+    const { approvalId } = await world.heldCall({
+      requested_from: [`person:${ALICE}`],
+      // Long enough for the posts to go out first on a loaded machine: a post that would go
+      // after the expiry is skipped, and there would be nothing to rewrite.
+      ttl_seconds: 15,
+    });
+    const posts = await eventually('the posts rewritten as expired', () => {
+      const found = world.postsOf(approvalId);
+      return found.length === 2 && found.every((p) => JSON.stringify(p.blocks).includes('Expired'))
+        ? found
+        : null;
+    });
+    for (const post of posts)
+      expect(JSON.stringify(post.blocks)).not.toContain('gatehouse_approve');
+    expect((await world.record(approvalId)).status).toBe('expired');
   });
 });
 
