@@ -283,7 +283,7 @@ export async function widenApprovalAudience(
   const [row]: [Approval?] = await sql`
     update approvals
     set requested_from = requested_from || array(
-      select entry from unnest(${entries as string[]}::text[]) with ordinality as added(entry, n)
+      select entry from unnest(${entries}::text[]) with ordinality as added(entry, n)
       where not (entry = any(requested_from)) order by n)
     where environment_id = ${environmentId} and id = ${id} and status = 'pending'
     returning ${approvalColumns(sql)}`;
