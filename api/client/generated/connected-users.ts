@@ -1012,6 +1012,29 @@ export interface components {
       approvals_needed: number;
       /** @description Every decision so far, oldest first */
       decisions: components['schemas']['ApprovalDecision'][];
+      /** @description What was sent to whom about this approval (e-mail, Slack, Teams), oldest first, and how each went. Shown by the GET of one approval. */
+      notifications?: {
+        /** @enum {string} */
+        channel: 'email' | 'slack' | 'teams';
+        /**
+         * @description `requested` when the call was held, `reminder` after the policy’s remind_after_seconds, `escalation` to escalate_to
+         * @enum {string}
+         */
+        round: 'requested' | 'reminder' | 'escalation';
+        /** @description The `requested_from` entry the message answers (`role:approver` when nobody was named) */
+        addressee: string;
+        /** @description Where it went: an e-mail address, `#<channel id>` or `@<email>` (a Slack direct message), a Teams webhook’s host */
+        to: string;
+        /**
+         * @description `sent`; `retrying` (the last attempt failed, another follows, with backoff, until the approval expires); `failed` (will not be tried again: `last_error` says why); `skipped` (nothing to send: decided first, or the channel removed); `pending`/`sending` while under way
+         * @enum {string}
+         */
+        status: 'pending' | 'sending' | 'sent' | 'retrying' | 'failed' | 'skipped';
+        attempts: number;
+        last_error: string | null;
+        /** Format: date-time */
+        sent_at: string | null;
+      }[];
       /** @description What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval. */
       policy_in_force: {
         id: string | null;
@@ -1193,13 +1216,19 @@ export interface components {
         when?: string;
         /** @enum {string} */
         decision: 'allow' | 'ask' | 'deny';
-        /** @description Only on a rule that asks: who decides the calls it holds, how many must approve, how long they have; each setting left out is the policy's `approval` one */
+        /** @description Only on a rule that asks: who decides the calls it holds, how many must approve, how long they have, when they are reminded and to whom it escalates; each setting left out is the policy's `approval` one (escalation is one setting: naming either of its fields replaces both) */
         approval?: {
           /** @description Who may decide; empty means anyone allowed to decide, never the agent */
           requested_from?: string[];
           /** @description How many different deciders must approve before the call runs (1 to 10; one rejection rejects). Without a group among `requested_from`, at most the number of deciders it names */
           quorum?: number;
           ttl_seconds?: number;
+          /** @description Tell those asked again (e-mail, Slack, Teams) when nobody has settled the approval this many seconds after the call was held; before `ttl_seconds` */
+          remind_after_seconds?: number;
+          /** @description Ask `escalate_to` too, and tell them, when the approval is still unsettled this many seconds after the call was held; before `ttl_seconds`, with `escalate_to` */
+          escalate_after_seconds?: number;
+          /** @description Who is asked when the approval escalates (entries as in `requested_from`), with `escalate_after_seconds` */
+          escalate_to?: string[];
         };
       }[];
       approval: {
@@ -1208,6 +1237,12 @@ export interface components {
         /** @description How many different deciders must approve */
         quorum: number;
         max_grant_seconds: number;
+        /** @description Tell those asked again (e-mail, Slack, Teams) when nobody has settled the approval this many seconds after the call was held; before `ttl_seconds` */
+        remind_after_seconds?: number;
+        /** @description Ask `escalate_to` too, and tell them, when the approval is still unsettled this many seconds after the call was held; before `ttl_seconds`, with `escalate_to` */
+        escalate_after_seconds?: number;
+        /** @description Who is asked when the approval escalates (entries as in `requested_from`), with `escalate_after_seconds` */
+        escalate_to?: string[];
       };
       /** Format: date-time */
       updated_at: string;
@@ -1238,16 +1273,22 @@ export interface components {
         when?: string;
         /** @enum {string} */
         decision: 'allow' | 'ask' | 'deny';
-        /** @description Only on a rule that asks: who decides the calls it holds, how many must approve, how long they have; each setting left out is the policy's `approval` one */
+        /** @description Only on a rule that asks: who decides the calls it holds, how many must approve, how long they have, when they are reminded and to whom it escalates; each setting left out is the policy's `approval` one (escalation is one setting: naming either of its fields replaces both) */
         approval?: {
           /** @description Who may decide; empty means anyone allowed to decide, never the agent */
           requested_from?: string[];
           /** @description How many different deciders must approve before the call runs (1 to 10; one rejection rejects). Without a group among `requested_from`, at most the number of deciders it names */
           quorum?: number;
           ttl_seconds?: number;
+          /** @description Tell those asked again (e-mail, Slack, Teams) when nobody has settled the approval this many seconds after the call was held; before `ttl_seconds` */
+          remind_after_seconds?: number;
+          /** @description Ask `escalate_to` too, and tell them, when the approval is still unsettled this many seconds after the call was held; before `ttl_seconds`, with `escalate_to` */
+          escalate_after_seconds?: number;
+          /** @description Who is asked when the approval escalates (entries as in `requested_from`), with `escalate_after_seconds` */
+          escalate_to?: string[];
         };
       }[];
-      /** @description Who decides held calls, how many different deciders must approve (default 1), how long an approval waits (default 24 h), and the longest grant an approver may add (default 0: none). A rule that asks may carry its own `approval` settings. */
+      /** @description Who decides held calls, how many different deciders must approve (default 1), how long an approval waits (default 24 h), the longest grant an approver may add (default 0: none), and when those asked are reminded and to whom it escalates (default: never). A rule that asks may carry its own `approval` settings. */
       approval?: {
         /**
          * @description Who may decide; empty means anyone allowed to decide, never the agent
@@ -1265,6 +1306,12 @@ export interface components {
          * @default 0
          */
         max_grant_seconds: number;
+        /** @description Tell those asked again (e-mail, Slack, Teams) when nobody has settled the approval this many seconds after the call was held; before `ttl_seconds` */
+        remind_after_seconds?: number;
+        /** @description Ask `escalate_to` too, and tell them, when the approval is still unsettled this many seconds after the call was held; before `ttl_seconds`, with `escalate_to` */
+        escalate_after_seconds?: number;
+        /** @description Who is asked when the approval escalates (entries as in `requested_from`), with `escalate_after_seconds` */
+        escalate_to?: string[];
       };
     };
     Connection: {
@@ -2428,6 +2475,29 @@ export interface operations {
               approvals_needed: number;
               /** @description Every decision so far, oldest first */
               decisions: components['schemas']['ApprovalDecision'][];
+              /** @description What was sent to whom about this approval (e-mail, Slack, Teams), oldest first, and how each went. Shown by the GET of one approval. */
+              notifications?: {
+                /** @enum {string} */
+                channel: 'email' | 'slack' | 'teams';
+                /**
+                 * @description `requested` when the call was held, `reminder` after the policy’s remind_after_seconds, `escalation` to escalate_to
+                 * @enum {string}
+                 */
+                round: 'requested' | 'reminder' | 'escalation';
+                /** @description The `requested_from` entry the message answers (`role:approver` when nobody was named) */
+                addressee: string;
+                /** @description Where it went: an e-mail address, `#<channel id>` or `@<email>` (a Slack direct message), a Teams webhook’s host */
+                to: string;
+                /**
+                 * @description `sent`; `retrying` (the last attempt failed, another follows, with backoff, until the approval expires); `failed` (will not be tried again: `last_error` says why); `skipped` (nothing to send: decided first, or the channel removed); `pending`/`sending` while under way
+                 * @enum {string}
+                 */
+                status: 'pending' | 'sending' | 'sent' | 'retrying' | 'failed' | 'skipped';
+                attempts: number;
+                last_error: string | null;
+                /** Format: date-time */
+                sent_at: string | null;
+              }[];
               /** @description What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval. */
               policy_in_force: {
                 id: string | null;

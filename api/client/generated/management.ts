@@ -640,6 +640,29 @@ export interface components {
       approvals_needed: number;
       /** @description Every decision so far, oldest first */
       decisions: components['schemas']['ApprovalDecision'][];
+      /** @description What was sent to whom about this approval (e-mail, Slack, Teams), oldest first, and how each went. Shown by the GET of one approval. */
+      notifications?: {
+        /** @enum {string} */
+        channel: 'email' | 'slack' | 'teams';
+        /**
+         * @description `requested` when the call was held, `reminder` after the policy’s remind_after_seconds, `escalation` to escalate_to
+         * @enum {string}
+         */
+        round: 'requested' | 'reminder' | 'escalation';
+        /** @description The `requested_from` entry the message answers (`role:approver` when nobody was named) */
+        addressee: string;
+        /** @description Where it went: an e-mail address, `#<channel id>` or `@<email>` (a Slack direct message), a Teams webhook’s host */
+        to: string;
+        /**
+         * @description `sent`; `retrying` (the last attempt failed, another follows, with backoff, until the approval expires); `failed` (will not be tried again: `last_error` says why); `skipped` (nothing to send: decided first, or the channel removed); `pending`/`sending` while under way
+         * @enum {string}
+         */
+        status: 'pending' | 'sending' | 'sent' | 'retrying' | 'failed' | 'skipped';
+        attempts: number;
+        last_error: string | null;
+        /** Format: date-time */
+        sent_at: string | null;
+      }[];
       /** @description What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval. */
       policy_in_force: {
         id: string | null;
@@ -808,6 +831,29 @@ export interface components {
       approvals_needed: number;
       /** @description Every decision so far, oldest first */
       decisions: components['schemas']['ApprovalDecision'][];
+      /** @description What was sent to whom about this approval (e-mail, Slack, Teams), oldest first, and how each went. Shown by the GET of one approval. */
+      notifications?: {
+        /** @enum {string} */
+        channel: 'email' | 'slack' | 'teams';
+        /**
+         * @description `requested` when the call was held, `reminder` after the policy’s remind_after_seconds, `escalation` to escalate_to
+         * @enum {string}
+         */
+        round: 'requested' | 'reminder' | 'escalation';
+        /** @description The `requested_from` entry the message answers (`role:approver` when nobody was named) */
+        addressee: string;
+        /** @description Where it went: an e-mail address, `#<channel id>` or `@<email>` (a Slack direct message), a Teams webhook’s host */
+        to: string;
+        /**
+         * @description `sent`; `retrying` (the last attempt failed, another follows, with backoff, until the approval expires); `failed` (will not be tried again: `last_error` says why); `skipped` (nothing to send: decided first, or the channel removed); `pending`/`sending` while under way
+         * @enum {string}
+         */
+        status: 'pending' | 'sending' | 'sent' | 'retrying' | 'failed' | 'skipped';
+        attempts: number;
+        last_error: string | null;
+        /** Format: date-time */
+        sent_at: string | null;
+      }[];
       /** @description What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval. */
       policy_in_force: {
         id: string | null;
@@ -856,6 +902,29 @@ export interface components {
       approvals_needed: number;
       /** @description Every decision so far, oldest first */
       decisions: components['schemas']['ApprovalDecision'][];
+      /** @description What was sent to whom about this approval (e-mail, Slack, Teams), oldest first, and how each went. Shown by the GET of one approval. */
+      notifications?: {
+        /** @enum {string} */
+        channel: 'email' | 'slack' | 'teams';
+        /**
+         * @description `requested` when the call was held, `reminder` after the policy’s remind_after_seconds, `escalation` to escalate_to
+         * @enum {string}
+         */
+        round: 'requested' | 'reminder' | 'escalation';
+        /** @description The `requested_from` entry the message answers (`role:approver` when nobody was named) */
+        addressee: string;
+        /** @description Where it went: an e-mail address, `#<channel id>` or `@<email>` (a Slack direct message), a Teams webhook’s host */
+        to: string;
+        /**
+         * @description `sent`; `retrying` (the last attempt failed, another follows, with backoff, until the approval expires); `failed` (will not be tried again: `last_error` says why); `skipped` (nothing to send: decided first, or the channel removed); `pending`/`sending` while under way
+         * @enum {string}
+         */
+        status: 'pending' | 'sending' | 'sent' | 'retrying' | 'failed' | 'skipped';
+        attempts: number;
+        last_error: string | null;
+        /** Format: date-time */
+        sent_at: string | null;
+      }[];
       /** @description What the policy in force now decides on this call. Once approved, the call runs only if this is not `deny`: a newer policy version that denies it wins over the approval. */
       policy_in_force: {
         id: string | null;
