@@ -1,6 +1,11 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { decisionLinks } from '../../activities/approvals/decision-links.js';
 import { formToken } from '../../activities/approvals/form-token.js';
+import {
+  markNoticeFailed,
+  markNoticeSent,
+  planNotices,
+} from '../../activities/db/approval-notifications.js';
 import { findApproval } from '../../activities/db/approvals.js';
 import { CookieJar } from '../../infra/demo-app/cookie-jar.js';
 import { approvalIdOf } from '../approvals/approval-stack.js';
@@ -157,5 +162,45 @@ describe('decision links and the people signed in', () => {
         { by: 'group:finance (decision link)', via: 'link' },
       ],
     });
+  });
+});
+
+describe('the review page says who was told', () => {
+  it('lists each message with how it went, the relay’s words on a failure, escaped', async () => {
+    const { id } = await heldWithLinks('told on the review page');
+    const alice = await world.signIn('alice@example.com');
+    const before = await (await world.fetchAs(alice, `${world.base}/inbox/${id}`)).text();
+    expect(before).toContain('Who was told');
+    expect(before).toContain('No message was sent');
+
+    // As the sending activities record them: one sent, one failing with the relay's words.
+    const { sql } = world.stack.db;
+    await planNotices(sql, world.stack.environmentId, id, 'requested', [
+      {
+        targetKey: 'k-sent',
+        channel: 'email',
+        addressee: 'person:alice@example.com',
+        shownTo: 'alice@example.com',
+      },
+      {
+        targetKey: 'k-failing',
+        channel: 'slack',
+        addressee: 'group:finance',
+        shownTo: '#C0FINANCE',
+      },
+    ]);
+    await markNoticeSent(sql, id, 'requested', 'k-sent');
+    await markNoticeFailed(
+      sql,
+      id,
+      'requested',
+      'k-failing',
+      'retrying',
+      'Slack refused the post: <not_in_channel>',
+    );
+    const after = await (await world.fetchAs(alice, `${world.base}/inbox/${id}`)).text();
+    expect(after).toMatch(/E-mail to <strong>alice@example.com<\/strong>\s*:\s*sent at/);
+    expect(after).toMatch(/Slack to <strong>#C0FINANCE<\/strong>\s*:\s*retrying/);
+    expect(after).toContain('Slack refused the post: &lt;not_in_channel&gt;');
   });
 });

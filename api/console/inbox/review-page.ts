@@ -1,4 +1,5 @@
 import type { ApprovalView } from '../../../workflows/call-types.js';
+import type { ApprovalNotice } from '../../approvals/approval-notices.js';
 import { grantChoice } from '../../approvals/pages/grant-choice.js';
 import { requestDetails } from '../../approvals/pages/request-details.js';
 import { utcTime } from '../../approvals/pages/time.js';
@@ -15,6 +16,44 @@ export interface ReviewOptions {
   maxGrantSeconds: number;
   /** What just happened, after a decision posted from here. */
   notice?: { good: boolean; text: string };
+  /** The messages sent about the approval (e-mail, Slack, Teams), oldest first. */
+  notices?: readonly ApprovalNotice[];
+}
+
+const CHANNEL_WORDS: Record<ApprovalNotice['channel'], string> = {
+  email: 'E-mail',
+  slack: 'Slack',
+  teams: 'Teams',
+};
+
+/** Who was told, where, and how it went: failures shown, never hidden. */
+function told(notices: readonly ApprovalNotice[]): Html {
+  return html`<section class="part" aria-labelledby="told-title">
+    <h2 id="told-title">Who was told</h2>
+    ${
+      notices.length === 0
+        ? html`<p class="none">No message was sent: no channel or route reaches those asked.</p>`
+        : html`<ul>
+            ${notices.map(
+              (notice) =>
+                html`<li>
+                  ${CHANNEL_WORDS[notice.channel]} to <strong>${notice.to}</strong>
+                  ${notice.round === 'requested' ? null : html`(${notice.round})`}:
+                  ${notice.status}${notice.sent_at ? html` at ${utcTime(notice.sent_at)}` : null}
+                  ${
+                    notice.last_error && notice.status !== 'sent'
+                      ? html`<span class="muted"
+                          >after ${String(notice.attempts)}
+                          ${notice.attempts === 1 ? 'attempt' : 'attempts'}:
+                          ${notice.last_error}</span
+                        >`
+                      : null
+                  }
+                </li>`,
+            )}
+          </ul>`
+    }
+  </section>`;
 }
 
 function decisions(approval: ApprovalView): Html {
@@ -124,6 +163,7 @@ export function renderReview(options: ReviewOptions): string {
       }
       <div class="panel">${facts(approval)}</div>
       <div class="panel">${decisions(approval)}</div>
+      ${options.notices && html`<div class="panel">${told(options.notices)}</div>`}
       <div class="panel">${requestDetails(approval.request)} ${form}</div>`,
   });
 }

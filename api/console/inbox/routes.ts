@@ -2,6 +2,7 @@ import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { recordConsoleChange } from '../../../activities/audit/console-changes.js';
 import { listInbox } from '../../../activities/db/approval-inbox.js';
+import { noticesOf } from '../../../activities/db/approval-notifications.js';
 import { agentKeyOwners, findApproval } from '../../../activities/db/approvals.js';
 import { deciderIdentity } from '../../../workflows/decider-rules.js';
 import type { ApiDeps } from '../../deps.js';
@@ -11,6 +12,7 @@ import {
   maxGrantSeconds,
   presentApproval,
 } from '../../approvals/decide.js';
+import { approvalNotice } from '../../approvals/approval-notices.js';
 import { grantFromForm } from '../../approvals/pages/grant-choice.js';
 import {
   ConflictError,
@@ -122,7 +124,10 @@ export function inboxPages(deps: ApiDeps): Router {
       undefined,
       owners,
     );
-    const maxGrant = await maxGrantSeconds(deps.sql, approval.environmentId, approval.agentId);
+    const [maxGrant, notices] = await Promise.all([
+      maxGrantSeconds(deps.sql, approval.environmentId, approval.agentId),
+      noticesOf(deps.sql, approval.id),
+    ]);
     sendConsolePage(
       res,
       status,
@@ -132,6 +137,7 @@ export function inboxPages(deps: ApiDeps): Router {
         approval: presentApproval(approval),
         refusal,
         maxGrantSeconds: maxGrant.seconds,
+        notices: notices.map(approvalNotice),
         ...(notice ? { notice } : {}),
       }),
     );
