@@ -54,6 +54,13 @@ export interface NoticeRequest {
   target: NotificationTarget;
 }
 
+/**
+ * The most messages one round sends: each is an activity in the call's Temporal history, which a
+ * group of thousands reached person by person would fill. A group that large is reached through
+ * its mailbox or channel.
+ */
+export const MAX_MESSAGES_PER_ROUND = 200;
+
 /** Well inside the send activity's heartbeat timeout (workflows/approval-notices.ts). */
 const HEARTBEAT_EVERY_MS = 2_000;
 
@@ -83,6 +90,7 @@ async function shownTo(
 
 /** The one person's address a target goes to (an e-mail or a Slack direct message), if any. */
 function personalAddress(target: NotificationTarget): string | null {
+  if (target.shared) return null;
   return (target.to.slackDmEmail ?? target.to.email)?.toLowerCase() ?? null;
 }
 
@@ -110,6 +118,9 @@ export function noticeActivities(deps: ActivityDeps) {
         return address === null || !decided.has(`person:${address}`);
       });
     }
+    // Shared destinations first (a mailbox, a channel, a Teams webhook): each reaches many, so a
+    // round over the bound leaves out personal messages rather than them.
+    targets = [...targets.filter((t) => t.shared), ...targets.filter((t) => !t.shared)];
     const planned: PlannedNotice[] = await Promise.all(
       targets.map(async (target) => ({
         targetKey: target.key,
@@ -119,7 +130,26 @@ export function noticeActivities(deps: ActivityDeps) {
       })),
     );
     await planNotices(sql, input.environmentId, approval.id, input.round, planned);
-    return targets;
+    // Each message is an activity in the call's history: a bound keeps a huge group from filling
+    // it. Those past the bound are recorded as not sent, with why, never silently dropped.
+    const over = planned.slice(MAX_MESSAGES_PER_ROUND);
+    for (const notice of over) {
+      await markNoticeFailed(
+        sql,
+        approval.id,
+        input.round,
+        notice.targetKey,
+        'skipped',
+        `more than ${String(MAX_MESSAGES_PER_ROUND)} destinations in one round: route a group mailbox or channel instead`,
+      );
+    }
+    if (over.length > 0) {
+      logger.warn(
+        { approvalId: approval.id, round: input.round, skipped: over.length },
+        'approval notifications over the bound of one round were not sent',
+      );
+    }
+    return targets.slice(0, MAX_MESSAGES_PER_ROUND);
   }
 
   /**

@@ -74,6 +74,12 @@ export interface NotificationTarget {
    */
   key: string;
   /**
+   * Whether the destination is read by several people (a fixed address, a Slack channel, a Teams
+   * webhook) rather than one person's own (their address, their direct message): a round that
+   * must leave some out leaves out the personal ones first.
+   */
+  shared: boolean;
+  /**
    * The agent of the API key that set the route this message follows (null: the CLI set it): a
    * decision link sent along must never decide that agent's own calls, as for webhooks.
    */
@@ -219,6 +225,7 @@ export function routeNotifications(input: RoutingInput): NotificationTarget[] {
     to: NotificationTarget['to'],
   ) => {
     const id = `${channel}:${destination}`;
+    const shared = route.target.type !== 'each_person';
     if (sent.has(id)) return;
     sent.add(id);
     targets.push({
@@ -226,6 +233,7 @@ export function routeNotifications(input: RoutingInput): NotificationTarget[] {
       addressee,
       to,
       key: `${input.approvalId}:${channel}:${digest(destination).slice(0, 32)}`,
+      shared,
       keyAgentId: route.keyAgentId,
     });
   };

@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { APPROVAL_PAGE_PATH } from '../../activities/approvals/link-token.js';
+import { upsertPerson } from '../../activities/db/people.js';
+import { MAX_MESSAGES_PER_ROUND } from '../../activities/notifications/notice-activities.js';
 import { eventually } from '../support/eventually.js';
 import { ALICE, BOB, startNoticeStack, type NoticeStack } from '../support/notice-stack.js';
 import { stopsAfterAll } from '../support/stops.js';
@@ -112,6 +114,44 @@ describe('a held call tells the people asked', () => {
       expect(shown).not.toContain('gatehouse_approve');
     }
   });
+});
+
+describe('a round reaching a crowd', () => {
+  it(`sends at most ${String(MAX_MESSAGES_PER_ROUND)} messages, shared places first, and records the rest as not sent, with why`, async () => {
+    const { sql } = world.stack.db;
+    const crowd = MAX_MESSAGES_PER_ROUND + 3;
+    for (let i = 0; i < crowd; i += 1) {
+      await upsertPerson(sql, {
+        issuer: 'https://idp.example.com',
+        subject: `crowd-${String(i)}`,
+        email: `crowd-${String(i).padStart(3, '0')}@example.com`,
+        name: `Crowd ${String(i)}`,
+        groups: ['crowd'],
+      });
+    }
+    const route = await world.stack.request(
+      world.stack.key,
+      'PUT',
+      `/v1/notification-routes/${encodeURIComponent('group:crowd')}/email`,
+      { body: { targets: [{ each_person: true }] } },
+    );
+    expect(route.status).toBe(200);
+    const { approvalId } = await world.heldCall({ requested_from: ['group:crowd'] });
+    // The crowd's e-mails, #approvals and Teams.
+    const notices = await world.settledNotices(approvalId, crowd + 2);
+    const skipped = notices.filter((n) => n.status === 'skipped');
+    expect(notices.filter((n) => n.status === 'sent')).toHaveLength(MAX_MESSAGES_PER_ROUND);
+    // The shared places, each reaching many, go first: those left out are personal e-mails.
+    expect(skipped).toHaveLength(crowd + 2 - MAX_MESSAGES_PER_ROUND);
+    for (const notice of skipped) {
+      expect(notice.channel).toBe('email');
+      expect(notice.last_error).toMatch(/more than 200 destinations/);
+    }
+    expect(notices.filter((n) => n.channel !== 'email').map((n) => n.status)).toEqual([
+      'sent',
+      'sent',
+    ]);
+  }, 180_000);
 });
 
 describe('an approval nobody decided', () => {
