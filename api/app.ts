@@ -42,6 +42,7 @@ import { policySimulationRoutes } from './routes/policy-simulation.js';
 import { policyVersionRoutes } from './routes/policy-versions.js';
 import { proxyRoutes } from './routes/proxy.js';
 import { roleMappingRoutes } from './routes/role-mappings.js';
+import { slackInteractionRoutes } from './slack/interactions.js';
 import { usersRoutes } from './routes/users.js';
 import { webhookEndpointRoutes } from './routes/webhook-endpoint.js';
 
@@ -70,6 +71,8 @@ export function createApp(deps: ApiDeps): Express {
   app.use('/v1', wellFormedQuery);
   // MCP parses its own body, so its failures can be JSON-RPC errors; it has its own keys.
   app.use(mcpRoutes(deps, (check) => limits.authenticate(check)));
+  // Slack signs the body as it was sent: read raw, before any parser.
+  app.use(slackInteractionRoutes(deps));
   app.use(jsonBody({ limitBytes: deps.config.api.bodyLimitBytes }));
 
   app.use(healthRoutes(deps));

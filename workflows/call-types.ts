@@ -125,7 +125,7 @@ export interface DecisionView {
   decision: 'approve' | 'reject';
   at: string;
   /** `api` (a key), `console` (a signed-in person), `link` (a decision link). */
-  via: 'api' | 'console' | 'link';
+  via: 'api' | 'console' | 'link' | 'slack';
   /** A person's name and identity at the identity provider. */
   name?: string;
   issuer?: string;

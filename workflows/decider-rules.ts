@@ -18,7 +18,7 @@ export type Decider =
       name: string;
       email: string;
       groups: string[];
-      via: 'console' | 'link';
+      via: 'console' | 'link' | 'slack';
     }
   /**
    * A decision link used by someone not signed in. `addressee` is the `requested_from` entry the

@@ -27,7 +27,7 @@ export function narrowestGrant(asked: readonly (GrantRequest | null)[]): GrantRe
 }
 
 /** Where a decision came from, as the decisions' `via` says. */
-function viaOf(record: DecisionRecord): 'api' | 'console' | 'link' {
+function viaOf(record: DecisionRecord): 'api' | 'console' | 'link' | 'slack' {
   const { decider } = record;
   if (decider.kind === 'key') return 'api';
   if (decider.kind === 'link') return 'link';

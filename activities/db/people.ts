@@ -56,3 +56,14 @@ export async function peopleInGroups(
     where groups && ${[...groups]}::text[]
     order by email`;
 }
+
+/**
+ * The person Gatehouse knows by this e-mail (any case), as of their latest sign-in; null when
+ * nobody with it ever signed in.
+ */
+export async function findPersonByEmail(sql: Db, email: string): Promise<Person | null> {
+  const [row]: [Person?] = await sql`
+    select ${columns(sql)} from people where lower(email) = ${email.toLowerCase()}
+    order by last_sign_in_at desc limit 1`;
+  return row ?? null;
+}

@@ -4,7 +4,7 @@ import { ANY_APPROVER, LEGACY_ANY_APPROVER, type Decider } from '../../workflows
 /** A signed-in person as the decision rules know them. */
 export function personDecider(
   session: Pick<ConsoleSession, 'issuer' | 'subject' | 'name' | 'email' | 'groups'>,
-  via: 'console' | 'link',
+  via: 'console' | 'link' | 'slack',
 ): Decider {
   return {
     kind: 'person',

@@ -18,12 +18,12 @@ import {
   TEAM,
   Workspace,
   type SeededChannel,
-  type SeededUser,
+  type SeededUserInput,
   type StoredMessage,
 } from './workspace.js';
 
 export type { FaultHandle, SlackFault } from './faults.js';
-export type { SeededChannel, SeededUser, StoredMessage } from './workspace.js';
+export type { SeededChannel, SeededUser, SeededUserInput, StoredMessage } from './workspace.js';
 export { blockKitProblems, MESSAGE_BLOCKS_MAX } from './block-kit-limits.js';
 export {
   interactivityPayload,
@@ -35,7 +35,7 @@ export {
 
 export interface SlackStandinOptions {
   /** The workspace's people (ids `U…`/`W…`, e-mail, name). */
-  users: SeededUser[];
+  users: SeededUserInput[];
   /** The bot token the app was given; every call must present it. */
   token: string;
   /** Channels the app may post in, with their members; direct messages need none. */

@@ -8,8 +8,15 @@ export const seededUserSchema = z.object({
   /** The handle (`name`); the real name defaults to it. */
   name: z.string().min(1),
   realName: z.string().min(1).optional(),
+  /**
+   * Whether the person confirmed their e-mail with Slack (users.info's `is_email_confirmed`):
+   * an address nobody confirmed says nothing about who the person is.
+   */
+  emailConfirmed: z.boolean().default(true),
 });
 export type SeededUser = z.infer<typeof seededUserSchema>;
+/** A person as a test gives them (`emailConfirmed` defaults to true). */
+export type SeededUserInput = z.input<typeof seededUserSchema>;
 
 /** A channel the app may post in, with the people in it. */
 export const seededChannelSchema = z.object({
@@ -172,6 +179,7 @@ export function userObject(user: SeededUser): Record<string, unknown> {
     is_admin: false,
     is_owner: false,
     is_bot: false,
+    is_email_confirmed: user.emailConfirmed,
     is_app_user: false,
     updated: nowSeconds(),
   };

@@ -1,6 +1,10 @@
 import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { startSlackStandin, type SlackStandin } from '../../infra/slack-standin/index.js';
+import {
+  startSlackStandin,
+  type SeededUserInput,
+  type SlackStandin,
+} from '../../infra/slack-standin/index.js';
 import { startTeamsStandin, type TeamsStandin } from '../../infra/teams-standin/index.js';
 import { approvalIdOf } from '../approvals/approval-stack.js';
 import { startCallStack, type CallStack } from './call-stack.js';
@@ -63,7 +67,7 @@ export interface NoticeStack {
 }
 
 export async function startNoticeStack(
-  options: { slackUsers?: { id: string; email: string; name: string }[] } = {},
+  options: { slackUsers?: SeededUserInput[] } = {},
 ): Promise<NoticeStack> {
   return startOrUndo(async (stops) => {
     const botToken = `xoxb-${randomUUID()}`;

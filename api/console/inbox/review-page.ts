@@ -85,7 +85,14 @@ function decisions(approval: ApprovalView): Html {
                   <strong>${decision.name ?? decision.by}</strong>
                   ${decision.name ? html`<span class="muted">(${decision.by})</span>` : null}
                   ${decision.decision === 'approve' ? 'approved' : 'rejected'}
-                  ${decision.via === 'link' ? 'through a decision link' : null} at
+                  ${
+                    decision.via === 'link'
+                      ? 'through a decision link'
+                      : decision.via === 'slack'
+                        ? 'in Slack'
+                        : null
+                  }
+                  at
                   ${utcTime(decision.at)}
                 </li>`,
             )}
