@@ -4,7 +4,7 @@ import type { ApprovalView } from '../../workflows/call-types.js';
  * What a chat message (Slack, Teams) shows of an approval: the request as the approval records it
  * (an action's input, or the proxied request as it will be sent, whose headers and body the
  * record already holds without credentials), cut to a length a chat message can carry, and single
- * values made safe to put on a line. The signed review page shows the request whole; the message
+ * values made safe to put on a line. The review page shows the request whole; the message
  * says when it shows less.
  */
 

@@ -13,8 +13,8 @@ import {
  * a Teams "workflow" incoming webhook, pure.
  *
  * - **No bot, so no Action.Submit or Action.Execute**: a workflow posts the card as its flow bot,
- *   and nothing would receive a submit. The one action is `Action.OpenUrl` to the signed review
- *   page, where the person decides.
+ *   and nothing would receive a submit. The one action is `Action.OpenUrl` to the approval's
+ *   review page in the console, where the person signs in and decides.
  * - **Text from the call is never markdown**: Teams reads markdown in TextBlock and in FactSet
  *   titles and values, so a user id like `[click](https://evil)` would become a link there. Every
  *   value from the call is a `TextRun` of a RichTextBlock, which the schema says never takes
@@ -135,7 +135,10 @@ function details(approval: ApprovalView): CardElement[] {
   return body;
 }
 
-/** The card asking for a decision: its one action opens the signed review page. */
+/**
+ * The card asking for a decision: its one action opens the approval's review page in the console,
+ * where a person signs in (a channel is read by many: no decision link goes into it).
+ */
 export function teamsApprovalCard(approval: ApprovalView, reviewUrl: string): AdaptiveCard {
   return {
     type: 'AdaptiveCard',
