@@ -20,6 +20,13 @@ export const DEV_MAIL_SENDER = {
   name: 'Gatehouse (gatehouse dev)',
 } as const;
 
+/**
+ * The approvers' shared mailbox of the development environment, as a team has one. People are
+ * known to Gatehouse only once they sign in to the console, so before anyone has, a call held for
+ * any approver reaches nobody by their own address: this one is told of every held call.
+ */
+export const DEV_APPROVERS_MAILBOX = 'approvers@gatehouse.localhost';
+
 /** Where the development environment's approval e-mails go after a start. */
 export type DevMailChannel =
   /** To the catcher: set now, or set by an earlier start and pointed at this one's port. */
@@ -31,8 +38,9 @@ export type DevMailChannel =
  * Points the environment's e-mail channel at the mail catcher when it has none, so approval
  * e-mails can be read on the machine. A channel that an earlier start set is moved to this start's
  * port (a taken port is replaced); one set by anyone else is theirs, and left alone. The first
- * time, when the environment has no e-mail route either, everyone asked is told by e-mail at their
- * own address (audience `*`, each person), so something arrives; a route someone set is kept.
+ * time, when the environment has no e-mail route either, everyone asked is told by e-mail (audience
+ * `*`) at their own address and in the approvers' mailbox, so every held call e-mails someone at
+ * once, even before anybody has signed in; a route someone set is kept.
  */
 export async function seedDevMailChannel(
   sql: Sql,
@@ -73,7 +81,7 @@ export async function seedDevMailChannel(
         environmentId,
         EVERYONE_ASKED,
         'email',
-        [{ type: 'each_person' }],
+        [{ type: 'each_person' }, { type: 'address', address: DEV_APPROVERS_MAILBOX }],
         DEV_MAIL_SETTER,
       );
     }

@@ -11,6 +11,7 @@ import * as oauth from 'openid-client';
 import { findEnvironmentByName } from '../../activities/db/environments.js';
 import { listRoleMappings, setGroupRoles } from '../../activities/db/role-mappings.js';
 import { listNotificationChannels } from '../../activities/db/notification-channels.js';
+import { listNotificationRoutes } from '../../activities/db/notification-routes.js';
 import { sendEmail } from '../../activities/notifications/send-email.js';
 import { createSql } from '../../infra/database/client.js';
 import { walkConnectLink } from '../../infra/demo-app/scripted-connect.js';
@@ -290,6 +291,22 @@ describe('gatehouse dev', () => {
       const smtp = /sent to SMTP 127\.0\.0\.1:(\d+)\)$/m.exec(first.output())?.[1];
       expect(await listNotificationChannels(sql, development.id)).toEqual([
         expect.objectContaining({ kind: 'email', host: '127.0.0.1', port: Number(smtp) }),
+      ]);
+      // Everyone asked is e-mailed at their own address and in the approvers' mailbox, so a held
+      // call reaches the catcher before anybody has signed in.
+      expect(
+        (await listNotificationRoutes(sql, development.id)).map(({ audience, kind, target }) => ({
+          audience,
+          kind,
+          target,
+        })),
+      ).toEqual([
+        { audience: '*', kind: 'email', target: { type: 'each_person' } },
+        {
+          audience: '*',
+          kind: 'email',
+          target: { type: 'address', address: 'approvers@gatehouse.localhost' },
+        },
       ]);
       const [relay] = await listNotificationChannels(sql, development.id);
       if (relay?.kind !== 'email') throw new Error('no e-mail channel');

@@ -7,7 +7,10 @@ import {
   openNotificationChannels,
   setNotificationChannel,
 } from '../../activities/db/notification-channels.js';
-import { listNotificationRoutes } from '../../activities/db/notification-routes.js';
+import {
+  listNotificationRoutes,
+  replaceNotificationRoutes,
+} from '../../activities/db/notification-routes.js';
 import {
   approvalEmail,
   type EmailedApproval,
@@ -15,7 +18,11 @@ import {
 import { sendEmail } from '../../activities/notifications/send-email.js';
 import { mailLine } from '../../infra/cli/dev.js';
 import { bindServer } from '../../infra/dev/bind-port.js';
-import { DEV_MAIL_SENDER, seedDevMailChannel } from '../../infra/dev/dev-mail-channel.js';
+import {
+  DEV_APPROVERS_MAILBOX,
+  DEV_MAIL_SENDER,
+  seedDevMailChannel,
+} from '../../infra/dev/dev-mail-channel.js';
 import {
   createMailCatcher,
   type CaughtMessage,
@@ -87,7 +94,7 @@ const textOf = async (locator: Locator): Promise<string> =>
   ((await locator.textContent()) ?? '').trim();
 
 describe('the development environment’s e-mail channel', () => {
-  it('points at the catcher when there is none, with a route for everyone asked; follows the catcher’s port; leaves an operator’s relay alone', async () => {
+  it('points at the catcher when there is none, with a route for everyone asked to their own address and the approvers’ mailbox; follows the catcher’s port; leaves an operator’s relay alone', async () => {
     const environment = await ensureEnvironment(db.sql, 'development');
     expect(await seedDevMailChannel(db.sql, config.encryption, environment.id, 1025)).toEqual({
       to: 'catcher',
@@ -106,7 +113,18 @@ describe('the development environment’s e-mail channel', () => {
       }),
     ]);
     expect(await listNotificationRoutes(db.sql, environment.id)).toEqual([
-      expect.objectContaining({ audience: '*', kind: 'email', target: { type: 'each_person' } }),
+      expect.objectContaining({
+        audience: '*',
+        kind: 'email',
+        target: { type: 'each_person' },
+        updatedBy: 'gatehouse dev',
+      }),
+      expect.objectContaining({
+        audience: '*',
+        kind: 'email',
+        target: { type: 'address', address: DEV_APPROVERS_MAILBOX },
+        updatedBy: 'gatehouse dev',
+      }),
     ]);
 
     // A later start on another port: the channel follows it.
@@ -139,6 +157,33 @@ describe('the development environment’s e-mail channel', () => {
     });
     expect(await listNotificationChannels(db.sql, environment.id)).toEqual([
       expect.objectContaining({ host: 'smtp.example.com', port: 587, updatedBy: 'admin' }),
+    ]);
+  });
+
+  it('keeps an e-mail route someone set before the first start: the channel is seeded, the route is theirs', async () => {
+    const environment = await ensureEnvironment(db.sql, 'routed');
+    await replaceNotificationRoutes(
+      db.sql,
+      config.encryption,
+      environment.id,
+      'group:finance',
+      'email',
+      [{ type: 'address', address: 'finance@example.com' }],
+      { label: 'admin', keyAgentId: 'admin' },
+    );
+    expect(await seedDevMailChannel(db.sql, config.encryption, environment.id, 1025)).toEqual({
+      to: 'catcher',
+    });
+    expect(await listNotificationChannels(db.sql, environment.id)).toEqual([
+      expect.objectContaining({ kind: 'email', port: 1025, updatedBy: 'gatehouse dev' }),
+    ]);
+    expect(await listNotificationRoutes(db.sql, environment.id)).toEqual([
+      expect.objectContaining({
+        audience: 'group:finance',
+        kind: 'email',
+        target: { type: 'address', address: 'finance@example.com' },
+        updatedBy: 'admin',
+      }),
     ]);
   });
 
