@@ -528,3 +528,46 @@ describe('pressing a button', () => {
     });
   });
 });
+
+describe('message metadata and conversations.history', () => {
+  it('keeps an app’s metadata with its post and answers it from the history only when asked', async () => {
+    const posted = await client.chat.postMessage({
+      channel: 'C0APPROVERS',
+      text: 'with metadata',
+      metadata: { event_type: 'gatehouse_test', event_payload: { notice: 'n-1' } },
+    });
+    await client.chat.postEphemeral({ channel: 'C0APPROVERS', user: ALICE.id, text: 'only alice' });
+    const withMetadata = await client.conversations.history({
+      channel: 'C0APPROVERS',
+      include_all_metadata: true,
+      limit: 1,
+    });
+    expect(withMetadata.messages?.[0]).toMatchObject({
+      ts: posted.ts,
+      metadata: { event_type: 'gatehouse_test', event_payload: { notice: 'n-1' } },
+    });
+    const without = await client.conversations.history({ channel: 'C0APPROVERS', limit: 1 });
+    expect(without.messages?.[0]?.ts).toBe(posted.ts);
+    expect(without.messages?.[0]?.metadata).toBeUndefined();
+    const after = await client.conversations.history({ channel: 'C0APPROVERS', oldest: posted.ts });
+    expect(after.messages).toEqual([]);
+    expect(
+      await slackError(
+        client.apiCall('chat.postMessage', {
+          channel: 'C0APPROVERS',
+          text: 'bad metadata',
+          metadata: '{"event_type":"has space"}',
+        }),
+      ),
+    ).toBe('invalid_metadata_format');
+  });
+
+  it('answer_held carries the method out at once and holds only its answer', async () => {
+    const held = slack.inject({ kind: 'answer_held', method: 'chat.postMessage' });
+    const posting = client.chat.postMessage({ channel: 'C0APPROVERS', text: 'answer held' });
+    await held.met;
+    expect(slack.messages().some((m) => m.text === 'answer held')).toBe(true);
+    held.release();
+    expect((await posting).ok).toBe(true);
+  });
+});
