@@ -163,6 +163,7 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
     temporalUiUrl: stack.temporalUiUrl,
     temporalAddress: stack.temporalAddress,
     demoAppUrl: stack.demoAppUrl,
+    mailUrl: stack.mail.url,
     postgresPort: stack.postgresPort,
   });
   console.log(
@@ -205,7 +206,7 @@ export async function runDev(options: DevStackOptions = {}): Promise<void> {
       '  The README examples use these variables. In another terminal, paste this line, or run',
       '  eval "$(npx gatehouse env)" there, which prints it for the running stack:',
       '',
-      `  ${devShellExports(stack)}`,
+      `  ${devShellExports({ ...stack, mailUrl: stack.mail.url })}`,
       '',
       '  Try: curl -H "Authorization: Bearer $AGENT_KEY" "$GATEHOUSE_URL/v1/policies/default"',
       '',

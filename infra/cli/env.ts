@@ -4,7 +4,7 @@ import { devShellExports } from '../dev/shell-exports.js';
 
 /**
  * `gatehouse env`: the banner's `export …` line for the running `gatehouse dev`, so another
- * terminal gets the right address and keys with `eval "$(npx gatehouse env)"`, even when a
+ * terminal gets the right addresses and keys with `eval "$(npx gatehouse env)"`, even when a
  * taken port was replaced. Fails (nothing on stdout, so `eval` sets nothing) when no stack runs.
  */
 export async function envCommand(): Promise<string> {
@@ -22,5 +22,6 @@ export async function envCommand(): Promise<string> {
     apiUrl: running.apiUrl,
     agentKey: state.agentKey,
     adminKey: state.adminKey,
+    mailUrl: running.mailUrl ?? null,
   });
 }

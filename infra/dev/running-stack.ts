@@ -15,6 +15,8 @@ const runningSchema = z.object({
   temporalUiUrl: z.string().nullable(),
   temporalAddress: z.string(),
   demoAppUrl: z.string(),
+  /** The mail catcher's page; absent in the record of a stack started before it was kept. */
+  mailUrl: z.string().optional(),
   /** The embedded Postgres's port for this run (it moves when its preferred one is taken). */
   postgresPort: z.number().int().nullable().optional(),
 });

@@ -97,14 +97,17 @@ describe('dev stack ports', () => {
     expect(replacedPortLines(replaced)).toEqual([]);
   });
 
-  it('prints the shell exports the README examples use, quoting only what needs it', () => {
-    expect(
-      devShellExports({
-        apiUrl: 'http://127.0.0.1:3000',
-        agentKey: 'gk_development_a-b_c',
-        adminKey: "odd key's",
-      }),
-    ).toBe(
+  it('prints the shell exports the README examples use, quoting only what needs it; the mail catcher’s page when the running stack recorded it', () => {
+    const values = {
+      apiUrl: 'http://127.0.0.1:3000',
+      agentKey: 'gk_development_a-b_c',
+      adminKey: "odd key's",
+    };
+    expect(devShellExports({ ...values, mailUrl: 'http://127.0.0.1:1080' })).toBe(
+      `export GATEHOUSE_URL=http://127.0.0.1:3000 AGENT_KEY=gk_development_a-b_c ADMIN_KEY='odd key'\\''s' MAIL_URL=http://127.0.0.1:1080`,
+    );
+    // A stack started by an older version recorded no mail page: the rest is still printed.
+    expect(devShellExports({ ...values, mailUrl: null })).toBe(
       `export GATEHOUSE_URL=http://127.0.0.1:3000 AGENT_KEY=gk_development_a-b_c ADMIN_KEY='odd key'\\''s'`,
     );
   });

@@ -77,7 +77,7 @@ function exportLine(running: DevProcess): string {
 /** What a second terminal gets from `eval "$(npx gatehouse env)"`, as the README says. */
 async function evalGatehouseEnv(): Promise<string[]> {
   const script =
-    'eval "$("$0" "$1" env)" && printf "%s\\n" "$GATEHOUSE_URL" "$AGENT_KEY" "$ADMIN_KEY"';
+    'eval "$("$0" "$1" env)" && printf "%s\\n" "$GATEHOUSE_URL" "$AGENT_KEY" "$ADMIN_KEY" "$MAIL_URL"';
   const { stdout } = await promisify(execFile)('bash', ['-c', script, process.execPath, bin], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -219,7 +219,7 @@ describe('gatehouse dev', () => {
       `the Postgres is on port ${String(postgresPort)} instead.`,
     );
     expect(exportLine(first)).toBe(
-      `export GATEHOUSE_URL=${apiUrl} AGENT_KEY=${agentKey} ADMIN_KEY=${adminKey}`,
+      `export GATEHOUSE_URL=${apiUrl} AGENT_KEY=${agentKey} ADMIN_KEY=${adminKey} MAIL_URL=${first.field('Mail')}`,
     );
     expect(first.output()).toContain(
       'Try: curl -H "Authorization: Bearer $AGENT_KEY" "$GATEHOUSE_URL/v1/policies/default"',
@@ -228,7 +228,7 @@ describe('gatehouse dev', () => {
       code: 0,
       stdout: `${exportLine(first)}\n`,
     });
-    expect(await evalGatehouseEnv()).toEqual([apiUrl, agentKey, adminKey]);
+    expect(await evalGatehouseEnv()).toEqual([apiUrl, agentKey, adminKey, first.field('Mail')]);
     expect(first.output()).not.toContain('API key');
     expect(first.output()).not.toContain(LEGACY_KEY);
     const state = await readState();
