@@ -15,7 +15,7 @@ export const decisionSchema = z
     at: z.iso.datetime(),
     via: z.enum(['api', 'console', 'link', 'slack']).meta({
       description:
-        '`api` (an API key), `console` (a person signed in), `link` (a decision link), `slack` (a person pressing a button of the approval\'s Slack message)',
+        "`api` (an API key), `console` (a person signed in), `link` (a decision link), `slack` (a person pressing a button of the approval's Slack message)",
     }),
     name: z.string().optional().meta({ description: "A person's name" }),
     issuer: z

@@ -92,8 +92,7 @@ function decisions(approval: ApprovalView): Html {
                         ? 'in Slack'
                         : null
                   }
-                  at
-                  ${utcTime(decision.at)}
+                  at ${utcTime(decision.at)}
                 </li>`,
             )}
           </ul>`
