@@ -962,10 +962,10 @@ export interface components {
       /** Format: date-time */
       at: string;
       /**
-       * @description `api` (an API key), `console` (a person signed in), `link` (a decision link)
+       * @description `api` (an API key), `console` (a person signed in), `link` (a decision link), `slack` (a person pressing a button of the approval's Slack message)
        * @enum {string}
        */
-      via: 'api' | 'console' | 'link';
+      via: 'api' | 'console' | 'link' | 'slack';
       /** @description A person's name */
       name?: string;
       /** @description A person's identity provider (the ID token's `iss`) */
