@@ -124,7 +124,10 @@ export interface DecisionView {
   by: string;
   decision: 'approve' | 'reject';
   at: string;
-  /** `api` (a key), `console` (a signed-in person), `link` (a decision link). */
+  /**
+   * `api` (a key), `console` (a signed-in person), `link` (a decision link), `slack` (a person
+   * pressing a button of the approval's Slack message).
+   */
   via: 'api' | 'console' | 'link' | 'slack';
   /** A person's name and identity at the identity provider. */
   name?: string;
