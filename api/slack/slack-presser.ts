@@ -37,7 +37,10 @@ export async function slackPresser(
         'Your e-mail is not confirmed with Slack, so Gatehouse cannot tell who you are. Decide in the console instead.',
     };
   }
-  // Known from a sign-in: their groups then. Otherwise only a `person:<email>` entry names them.
+  // Known from a sign-in: their identity and groups then. Someone who never signed in is recorded
+  // under Slack's name for them (issuer slack.com, their Slack user id): the decision rules compare
+  // `person:<email>` only, so that identity decides nothing, and only a `person:<email>` entry
+  // asks them.
   const person = await findPersonByEmail(sql, email);
   const decider: Extract<Decider, { kind: 'person' }> = {
     kind: 'person',
