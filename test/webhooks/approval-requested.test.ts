@@ -67,11 +67,16 @@ describe('approval.requested', () => {
     const [first, second] = events;
     if (!first || !second) throw new Error('expected two deliveries');
     const view = await stack.request(stack.key, 'GET', `/v1/approvals/${approvalId}`);
+    // The event carries the approval as GET shows it, but for `notifications`: what was sent to
+    // approvers is the record's, and goes on changing after the event.
+    const record = Object.fromEntries(
+      Object.entries(view.body).filter(([field]) => field !== 'notifications'),
+    );
     expect(first).toEqual({
       type: 'approval.requested',
       timestamp: view.body.created_at,
       data: {
-        approval: view.body,
+        approval: record,
         links: ['alice', 'bob'].map((approver) => ({
           approver,
           url: expect.stringMatching(
