@@ -58,10 +58,11 @@ function servedOperations(app: Express): string[] {
 
 /**
  * Pages and machine endpoints that are not part of either interface (the client ID metadata
- * documents are for authorization servers; the console is for people in a browser).
+ * documents are for authorization servers; the console is for people in a browser; Slack's
+ * interactivity endpoint is for Slack, which speaks its own documented contract).
  */
 const OUTSIDE_THE_INTERFACES =
-  /^(GET|POST|_ALL) \/(healthz|readyz|favicon\.(ico|svg)|connect\/|approvals\/review\/|console(\/|$)|openapi\/|codec\/|mcp(\/|$)|mcp-clients\/)/;
+  /^(GET|POST|_ALL) \/(healthz|readyz|favicon\.(ico|svg)|connect\/|approvals\/review\/|console(\/|$)|openapi\/|codec\/|mcp(\/|$)|mcp-clients\/|slack\/)/;
 
 const started = stopsAfterAll();
 
