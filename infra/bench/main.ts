@@ -21,6 +21,7 @@ import { compareDevStack } from './dev-comparison.js';
 import { floorCall } from './engine-floor.js';
 import { heldCount, runHeld } from './held-run.js';
 import { measure } from './measure.js';
+import { approvalNoticesScenario, approvalNoticesTable } from './approval-notices.js';
 import { runScenarios, type Results, type Settings, type Throughput } from './scenarios.js';
 import { simulationScenario, type SimulationResult } from './simulation.js';
 import { startBenchStack, type BenchStack } from './stack.js';
@@ -242,7 +243,7 @@ async function main(): Promise<void> {
   const only = process.argv.includes('--only')
     ? process.argv[process.argv.indexOf('--only') + 1]
     : undefined;
-  const onlyOnes = ['simulate', 'approvals', 'export', 'console'];
+  const onlyOnes = ['simulate', 'approvals', 'export', 'console', 'notify'];
   if (only !== undefined && !onlyOnes.includes(only)) {
     throw new Error(`--only takes: ${onlyOnes.join(', ')}`);
   }
@@ -300,6 +301,15 @@ async function main(): Promise<void> {
         console: consolePages,
       });
       process.stdout.write(`\n${consolePagesTable(consolePages)}${machineLine(file)}`);
+      return;
+    }
+    if (only === 'notify') {
+      const notices = await approvalNoticesScenario(stack, settings.approvalRounds, log);
+      const file = await writeReport({
+        ...(await runContext(mode, scaleOut, settings, stack.settings)),
+        approvalNotices: notices,
+      });
+      process.stdout.write(`\n${approvalNoticesTable(notices)}${machineLine(file)}`);
       return;
     }
     if (only === 'approvals') {

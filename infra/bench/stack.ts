@@ -106,6 +106,8 @@ export async function startBenchStack(options: {
       MCP_APPS_ALLOW_PRIVATE: 'true',
       // So is the approval scenarios' webhook receiver (./approval-person.ts).
       WEBHOOK_ALLOW_PRIVATE: 'true',
+      // And the approval notices scenario's SMTP relay (./approval-notices.ts).
+      NOTIFY_ALLOW_PRIVATE: 'true',
       LOG_LEVEL: 'error',
     };
     // Sign-in for the console, as `gatehouse dev` sets it up: the dev provider in this process,
