@@ -108,7 +108,9 @@ export async function approvalNoticesScenario(
       const arrivedAt = await Promise.race([
         arrival,
         new Promise<null>((resolve) => {
-          timer = setTimeout(() => { resolve(null); }, EMAIL_TIMEOUT_MS);
+          timer = setTimeout(() => {
+            resolve(null);
+          }, EMAIL_TIMEOUT_MS);
         }),
       ]);
       clearTimeout(timer);
