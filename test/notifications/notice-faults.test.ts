@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { approvalNotifications } from '../../infra/telemetry/metrics.js';
 import { eventually } from '../support/eventually.js';
 import {
   ALICE,
@@ -38,6 +39,11 @@ describe('a channel that fails', () => {
     });
     expect(failing.last_error).toMatch(/SMTP relay .* failed/);
     expect(failing.sent_at).toBeNull();
+    // Counted too, for the operator's dashboards (the worker runs in this process).
+    const retried = (await approvalNotifications.get()).values.find(
+      (value) => value.labels.channel === 'email' && value.labels.outcome === 'retrying',
+    );
+    expect(retried?.value).toBeGreaterThanOrEqual(1);
     await world.smtp.up();
     const sent = await eventually('the e-mail sent', async () => {
       const { notifications } = await world.record(approvalId);
