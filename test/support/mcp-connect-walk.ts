@@ -39,7 +39,12 @@ async function get(url: URL | string, jar: CookieJar): Promise<PageAnswer> {
  */
 export async function walkMcpLink(
   linkUrl: string,
-  options: { jar?: CookieJar; beforeCallback?: () => Promise<void> } = {},
+  options: {
+    jar?: CookieJar;
+    beforeCallback?: () => Promise<void>;
+    /** Changes the authorization server's answer before the browser brings it back. */
+    rewriteCallback?: (callback: URL) => void;
+  } = {},
 ): Promise<McpWalk> {
   const jar = options.jar ?? new CookieJar();
   const landing = await get(linkUrl, jar);
@@ -55,6 +60,8 @@ export async function walkMcpLink(
     );
   }
   await options.beforeCallback?.();
-  const page = await get(consented.location, jar);
-  return { stoppedAt: 'callback', authorizeUrl, callbackUrl: consented.location, page, jar };
+  const callbackUrl = new URL(consented.location);
+  options.rewriteCallback?.(callbackUrl);
+  const page = await get(callbackUrl, jar);
+  return { stoppedAt: 'callback', authorizeUrl, callbackUrl, page, jar };
 }

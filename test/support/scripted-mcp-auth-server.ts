@@ -14,7 +14,8 @@ export interface ScriptedRequest {
 /**
  * A remote MCP server and its authorization server on one loopback port, answering what the
  * test scripts, for the cases no real server this project runs can be made to answer: metadata
- * that names another issuer than its own, and token answers with any `expires_in`. The MCP
+ * that names another issuer than its own, token answers with any `expires_in`, and authorization
+ * responses whose `iss` (RFC 9207) names another issuer or is left out. The MCP
  * endpoint answers every request 401 (discovery is all a connect needs of it); the authorization
  * server consents at once, registers anyone, and answers every token request. Every request it
  * receives is recorded, so a test can assert what never reached it.
@@ -37,6 +38,12 @@ export interface ScriptedMcpAuthServer {
   expiresIn: string | null;
   /** Whether token answers carry a refresh token. */
   refreshTokens: boolean;
+  /** Whether its metadata says `authorization_response_iss_parameter_supported: true` (RFC 9207). */
+  issParameterSupported: boolean;
+  /** The `iss` its authorization responses carry; null leaves it out, as servers did before RFC 9207. */
+  responseIss: string | null;
+  /** An `error` its authorization responses carry instead of a code (`access_denied`); null: a code. */
+  responseError: string | null;
   requests: ScriptedRequest[];
   close(): Promise<void>;
 }
@@ -65,6 +72,9 @@ export async function startScriptedMcpAuthServer(): Promise<ScriptedMcpAuthServe
     resourceMetadata: true,
     expiresIn: '3600',
     refreshTokens: true,
+    issParameterSupported: false,
+    responseIss: null,
+    responseError: null,
     requests: [],
     close: () =>
       new Promise<void>((resolve) => {
@@ -83,6 +93,9 @@ export async function startScriptedMcpAuthServer(): Promise<ScriptedMcpAuthServe
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
+    ...(script.issParameterSupported
+      ? { authorization_response_iss_parameter_supported: true }
+      : {}),
   });
 
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -118,8 +131,13 @@ export async function startScriptedMcpAuthServer(): Promise<ScriptedMcpAuthServe
           return;
         case '/as/authorize': {
           const back = new URL(url.searchParams.get('redirect_uri') ?? '');
-          back.searchParams.set('code', `code-${String((issued += 1))}`);
+          if (script.responseError === null) {
+            back.searchParams.set('code', `code-${String((issued += 1))}`);
+          } else {
+            back.searchParams.set('error', script.responseError);
+          }
           back.searchParams.set('state', url.searchParams.get('state') ?? '');
+          if (script.responseIss !== null) back.searchParams.set('iss', script.responseIss);
           res.writeHead(302, { location: back.href });
           res.end();
           return;
