@@ -1,4 +1,5 @@
 import type { ActivityDeps } from './deps.js';
+import { awaitApprovalDecisionActivity } from './approvals/await-decision.js';
 import { callRecordActivities } from './calls/call-records.js';
 import { prepareCallActivity } from './calls/prepare-call.js';
 import { callUpstreamActivity } from './calls/upstream-request.js';
@@ -7,6 +8,7 @@ import { connectionRecordActivities } from './connections/records.js';
 import { checkDatabaseActivity } from './health/check-database.js';
 import { sealAuditActivity } from './audit/seal-audit.js';
 import { mcpAuthActivities } from './mcp-auth/activities.js';
+import { mcpTaskActivities } from './mcp-tasks/mcp-task-activities.js';
 import { nexusActivities } from './nexus/nexus-activities.js';
 import { exchangeCodeActivity } from './oauth/exchange-code.js';
 import { refreshTokensActivity } from './oauth/refresh-tokens.js';
@@ -42,7 +44,9 @@ export function createActivities(deps: ActivityDeps) {
     ...webhookActivities(deps),
     ...noticeActivities(deps),
     startApprovalDelivery: startApprovalDeliveryActivity(deps),
+    awaitApprovalDecision: awaitApprovalDecisionActivity(deps),
     ...nexusActivities(deps),
+    ...mcpTaskActivities(deps),
     sealAudit: sealAuditActivity({
       sql: deps.sql,
       signingKey: deps.config.audit.signingKey,

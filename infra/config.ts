@@ -136,6 +136,19 @@ const schema = z.object({
     .default(30 * 24 * 3600),
   /** How many tools one `tools/list` page holds; the rest follow by cursor. */
   MCP_TOOLS_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
+  /** How long an MCP task (a held tool call) and its answer are kept from its creation; default
+   * 7 days, longer than an approval waits. */
+  MCP_TASK_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(90 * 24 * 3600)
+    .default(7 * 24 * 3600),
+  /** The `pollInterval` MCP tasks suggest to their clients. */
+  MCP_TASK_POLL_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
+  /** The longest one `tasks/result` is held open before it answers that the task still works
+   * (every request is answered in bounded time); the client asks again. */
+  MCP_TASK_RESULT_WAIT_SECONDS: z.coerce.number().int().min(1).max(600).default(50),
 
   /** Encrypts tokens and client secrets at rest (AES-256-GCM). */
   ENCRYPTION_KEY: base64Key,
@@ -313,7 +326,12 @@ export interface Config {
   mcpApps: { allowPrivate: boolean };
   /** NOTIFY_ALLOW_PRIVATE (README "Tell approvers where they work"). */
   notifications: { allowPrivate: boolean };
-  mcp: { sessionMaxTtlSeconds: number; toolsPageSize: number };
+  mcp: {
+    sessionMaxTtlSeconds: number;
+    toolsPageSize: number;
+    /** MCP_TASK_TTL_SECONDS, MCP_TASK_POLL_INTERVAL_MS, MCP_TASK_RESULT_WAIT_SECONDS. */
+    tasks: { ttlSeconds: number; pollIntervalMs: number; resultWaitSeconds: number };
+  };
   encryption: Keyring;
   apps: {
     urls: Record<string, { oauth?: string; api?: string }>;
@@ -458,6 +476,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcp: {
       sessionMaxTtlSeconds: c.MCP_SESSION_MAX_TTL_SECONDS,
       toolsPageSize: c.MCP_TOOLS_PAGE_SIZE,
+      tasks: {
+        ttlSeconds: c.MCP_TASK_TTL_SECONDS,
+        pollIntervalMs: c.MCP_TASK_POLL_INTERVAL_MS,
+        resultWaitSeconds: c.MCP_TASK_RESULT_WAIT_SECONDS,
+      },
     },
     encryption: {
       current: { id: c.ENCRYPTION_KEY_ID, key: Buffer.from(c.ENCRYPTION_KEY, 'base64') },

@@ -8,5 +8,6 @@ export { governedCall } from './call.js';
 export { approvalDecidedWebhook, approvalRequestedWebhook } from './webhook.js';
 export { engineFloor } from './engine-floor.js';
 export { nexusRunAction } from './nexus/run-action.js';
+export { mcpToolTask } from './mcp-task.js';
 export { sealAuditEvents } from './seal-audit.js';
 export { auditEventWebhook } from './audit-webhook.js';

@@ -1,5 +1,4 @@
 import type { ActivityDeps } from '../deps.js';
-import { awaitApprovalDecisionActivity } from './await-approval.js';
 import { cancelNexusCallActivity } from './cancel-nexus-call.js';
 import { runNexusCallActivity } from './run-nexus-call.js';
 
@@ -7,7 +6,6 @@ import { runNexusCallActivity } from './run-nexus-call.js';
 export function nexusActivities(deps: ActivityDeps) {
   return {
     runNexusCall: runNexusCallActivity(deps),
-    awaitApprovalDecision: awaitApprovalDecisionActivity(deps),
     cancelNexusCall: cancelNexusCallActivity(deps),
   };
 }

@@ -17,6 +17,7 @@ import { checkAccess } from '../http/authorize.js';
 import { parse } from '../http/validate.js';
 import type { CallWorkflows } from '../temporal/call-workflows.js';
 import type { McpPrincipal } from './principal.js';
+import type { TaskWaiters } from './tasks/task-waiters.js';
 import { appAnswerResult, envelopeResult, toolResult } from './tool-results.js';
 import { actionNameOf, appNameOf, sessionAction, toolName } from './tools.js';
 import { offerByElicitation, type LinkOffer, type ToolCallExtra } from './url-elicitation.js';
@@ -31,6 +32,8 @@ export interface ToolCallContext {
   res: Response;
   /** From the client's `Mcp-Session-Id` (client-session.ts). */
   urlElicitation: boolean;
+  /** This process's waiting `tasks/result` requests. */
+  taskWaiters: TaskWaiters;
 }
 
 const idempotencyHeader = callHeaders.pick({ 'Idempotency-Key': true });
@@ -66,6 +69,17 @@ function argumentsMessage(tool: string, error: ApiError): string {
   return `Invalid arguments for ${tool}: ${named.join('; ')}.`;
 }
 
+/** What one tool call came to: the tool result, and the call and answer when it was held. */
+export type ToolCallOutcome =
+  | { kind: 'answered'; result: CallToolResult }
+  | {
+      kind: 'held';
+      result: CallToolResult;
+      action: DirectoryAction;
+      call: CallRequest;
+      approval: HeldApproval;
+    };
+
 /**
  * `tools/call`: the same governed call as `POST /v1/actions/{action}/run` (validation, refusals
  * audited, the call workflow, the answer's envelope), arriving `via: "mcp"`. Only the answer's
@@ -77,6 +91,20 @@ export async function callTool(
   args: Record<string, unknown> | undefined,
   extra: ToolCallExtra,
 ): Promise<CallToolResult> {
+  return (await runToolCall(ctx, tool, args, extra, {})).result;
+}
+
+/**
+ * A tool call, with what a task needs of it when it is held. `idempotencyKey`: the key the call
+ * carries when the request's own `Idempotency-Key` header names none (a task's).
+ */
+export async function runToolCall(
+  ctx: ToolCallContext,
+  tool: string,
+  args: Record<string, unknown> | undefined,
+  extra: ToolCallExtra,
+  options: { idempotencyKey?: string },
+): Promise<ToolCallOutcome> {
   const { deps, principal } = ctx;
   let started: { action: DirectoryAction; call: CallRequest };
   let found: DirectoryAction | null = null;
@@ -103,7 +131,7 @@ export async function callTool(
           principal.userExternalId,
           target,
           deps.config.approvals,
-          { via: 'mcp', idempotencyKey: headers['Idempotency-Key'] },
+          { via: 'mcp', idempotencyKey: headers['Idempotency-Key'] ?? options.idempotencyKey },
         );
         return { action, call };
       },
@@ -113,20 +141,33 @@ export async function callTool(
     if (error instanceof NotFoundError) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${tool}`);
     }
-    if (error instanceof ApiError) return envelopeResult(error, argumentsMessage(tool, error));
+    if (error instanceof ApiError) {
+      return { kind: 'answered', result: envelopeResult(error, argumentsMessage(tool, error)) };
+    }
     throw error;
   }
   let answer: CallAnswer;
   try {
     answer = await answerCall(ctx.calls, started.call, ctx.res.locals.traceId);
   } catch (error) {
-    if (error instanceof ApiError) return envelopeResult(error);
+    if (error instanceof ApiError) return { kind: 'answered', result: envelopeResult(error) };
     throw error;
   }
-  return resultOf(ctx, started.action, answer, extra);
+  const result = await resultOf(ctx, started.action, answer, extra);
+  if (answer.kind === 'error' && answer.code === 'approval_required') {
+    return {
+      kind: 'held',
+      result,
+      action: started.action,
+      call: started.call,
+      approval: answer.extra.approval as HeldApproval,
+    };
+  }
+  return { kind: 'answered', result };
 }
 
-async function resultOf(
+/** A call's answer as a tool result: the app's answer, or why the call did not reach it. */
+export async function resultOf(
   ctx: ToolCallContext,
   action: DirectoryAction,
   answer: CallAnswer,
@@ -155,7 +196,7 @@ async function resultOf(
   return envelopeResult(error);
 }
 
-interface HeldApproval {
+export interface HeldApproval {
   id: string;
   status: string;
   requested_from: string[];

@@ -220,6 +220,10 @@ export function toolOf(entry: ToolEntry): Tool {
       // Every catalog tool reaches a third-party app.
       openWorldHint: hints?.openWorldHint ?? true,
     },
+    // Any call may be held for a person's decision, whatever its grade (the policy decides, and
+    // can change): a client that speaks MCP tasks may wait for it as a task; one that does not
+    // gets the held result it always got.
+    execution: { taskSupport: 'optional' },
   };
 }
 

@@ -14,6 +14,7 @@ import { jsonRpcErrorBodies } from '../mcp/json-rpc-errors.js';
 import { keyPrincipal, sessionPrincipal, type McpPrincipal } from '../mcp/principal.js';
 import { guardRequestParams, refuseEmptyBatch } from '../mcp/request-guards.js';
 import { mcpServer } from '../mcp/server.js';
+import { TaskWaiters } from '../mcp/tasks/task-waiters.js';
 import { KEY_PATH, SESSION_PATH, requireSomeCredential } from '../mcp/session-address.js';
 import { callWorkflowsFor } from '../temporal/call-workflows.js';
 
@@ -53,6 +54,7 @@ export function mcpRoutes(
     next();
   };
   const calls = callWorkflowsFor(deps);
+  const taskWaiters = new TaskWaiters(deps.sql);
   const publicOrigin = new URL(deps.config.api.publicUrl).origin;
 
   const serve =
@@ -90,6 +92,7 @@ export function mcpRoutes(
         req,
         res,
         urlElicitation: client.urlElicitation,
+        taskWaiters,
       });
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,

@@ -21,6 +21,7 @@ import {
   setCurrentDetails,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
+import { decisionOf } from '../approval-wait.js';
 import type { ApprovalStatus } from '../call-types.js';
 import type { RunActionResult } from './gatehouse-service.js';
 import type {
@@ -39,22 +40,6 @@ const { runNexusCall, cancelNexusCall } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
-
-/**
- * Each attempt waits up to five minutes in the call workflow (its awaitDecision Update, a minute
- * at a time) and heartbeats every few seconds: a replaced worker picks the wait up.
- */
-const { awaitApprovalDecision } = proxyActivities<Activities>({
-  startToCloseTimeout: '6 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
-});
-
-/**
- * How long past its expiry a pending approval is still waited for: the call workflow settles the
- * expiry on its own timer, which may fire a little after the approval's `expires_at`.
- */
-const EXPIRY_GRACE_MS = 60_000;
 
 function fail(failure: NexusErrorEnvelope): never {
   throw ApplicationFailure.create({
@@ -82,16 +67,6 @@ function approvalEnded(
       approval: { id: approvalId, status },
     },
   });
-}
-
-/** Where the approval stands once it is no longer pending (or is past its expiry). */
-async function decisionOf(approvalId: string, expiresAt: string): Promise<ApprovalStatus> {
-  const deadline = Date.parse(expiresAt) + EXPIRY_GRACE_MS;
-  for (;;) {
-    const status = await awaitApprovalDecision(approvalId, deadline);
-    if (status !== 'pending') return status;
-    if (Date.now() >= deadline) return 'expired';
-  }
 }
 
 export async function nexusRunAction(start: NexusRunStart): Promise<RunActionResult> {
