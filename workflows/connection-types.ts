@@ -47,6 +47,9 @@ export type ConnectFailure =
   // A reconnect must bring the account it renews, and the app must say which it is.
   | 'account_mismatch'
   | 'account_unverified'
+  // An MCP app's authorization response named another issuer than its server, or none where
+  // that server promised one (RFC 9207): it came from elsewhere, and its code was not used.
+  | 'response_issuer_mismatch'
   | 'connection_revoked';
 
 export type ConnectOutcome =

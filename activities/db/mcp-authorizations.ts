@@ -26,6 +26,21 @@ export interface McpAuthorization {
   discovery: OAuthDiscoveryState;
 }
 
+/**
+ * What an attempt's authorization response must say in `iss` (RFC 9207): `issuer` is the
+ * authorization server metadata's `issuer`, verbatim; `required` when that metadata says
+ * `authorization_response_iss_parameter_supported`, so a response without `iss` is refused too.
+ */
+export interface ResponseIssuer {
+  issuer: string;
+  required: boolean;
+}
+
+/** A connect attempt's authorization, and what its response must say of its issuer. */
+export interface McpAttemptAuthorization extends McpAuthorization {
+  responseIssuer: ResponseIssuer;
+}
+
 export interface McpConnectionAuth extends McpAuthorization {
   connectionId: string;
   stepUpScope: string | null;
@@ -43,23 +58,33 @@ const fields = (sql: Db) => sql`
 export async function saveAttemptAuthorization(
   sql: Db,
   attemptId: string,
-  auth: McpAuthorization,
+  auth: McpAttemptAuthorization,
 ): Promise<void> {
   await sql`
     insert into mcp_oauth_attempts (attempt_id, client_kind, mcp_oauth_client_id, registration_id,
-      client_id, server_url, issuer, resource, scope, discovery)
+      client_id, server_url, issuer, resource, scope, discovery, response_issuer,
+      response_issuer_required)
     values (${attemptId}, ${auth.clientKind}, ${auth.mcpOAuthClientId}, ${auth.registrationId},
       ${auth.clientId}, ${auth.serverUrl}, ${auth.issuer}, ${auth.resource}, ${auth.scope},
-      ${discoveryJson(sql, auth.discovery)})`;
+      ${discoveryJson(sql, auth.discovery)}, ${auth.responseIssuer.issuer},
+      ${auth.responseIssuer.required})`;
 }
+
+type AttemptRow = McpAuthorization & { responseIssuer: string; responseIssuerRequired: boolean };
 
 export async function findAttemptAuthorization(
   sql: Db,
   attemptId: string,
-): Promise<McpAuthorization | null> {
-  const [row]: [McpAuthorization?] = await sql`
-    select ${fields(sql)} from mcp_oauth_attempts where attempt_id = ${attemptId}`;
-  return row ?? null;
+): Promise<McpAttemptAuthorization | null> {
+  const [row]: [AttemptRow?] = await sql`
+    select ${fields(sql)}, response_issuer, response_issuer_required
+    from mcp_oauth_attempts where attempt_id = ${attemptId}`;
+  if (!row) return null;
+  const { responseIssuer, responseIssuerRequired, ...authorization } = row;
+  return {
+    ...authorization,
+    responseIssuer: { issuer: responseIssuer, required: responseIssuerRequired },
+  };
 }
 
 /**

@@ -9,7 +9,7 @@ import { findMcpApp } from '../db/mcp-apps.js';
 import {
   findConnectionAuthorization,
   saveAttemptAuthorization,
-  type McpAuthorization,
+  type McpAttemptAuthorization,
 } from '../db/mcp-authorizations.js';
 import { markRegistrationRefused, saveRegistration } from '../db/mcp-client-registrations.js';
 import { createOAuthAttempt } from '../db/oauth-attempts.js';
@@ -27,7 +27,8 @@ import { metadataUrlOf, type McpAuthDeps } from './deps.js';
  * server, decides who Gatehouse is there (identity.ts), and lets the SDK's `auth()` register
  * if it must and build the authorize URL (resource indicator, scope, PKCE S256, state). The
  * attempt is recorded with what it presented, so the callback's exchange goes to the same
- * server with the same client. A reconnect asks for the scope its connection stepped up to.
+ * server with the same client, and with the issuer its response must name (RFC 9207). A
+ * reconnect asks for the scope its connection stepped up to.
  */
 export async function beginMcpAuthorization(
   deps: McpAuthDeps,
@@ -124,8 +125,11 @@ export async function beginMcpAuthorization(
   const url = provider.authorizationUrl;
   const codeVerifier = provider.savedCodeVerifier;
   if (!url || !codeVerifier) throw new Error('the SDK neither redirected nor failed');
+  // planIdentity refused a server without metadata, so there is an issuer to hold responses to.
+  const metadata = discovery.state.authorizationServerMetadata;
+  if (!metadata) throw new Error('an authorization started without metadata');
 
-  const presented: McpAuthorization = {
+  const presented: McpAttemptAuthorization = {
     clientKind: plan.identity.kind,
     mcpOAuthClientId: client.kind === 'byo' ? client.credentials.id : null,
     registrationId:
@@ -137,6 +141,7 @@ export async function beginMcpAuthorization(
     resource: url.searchParams.get('resource'),
     scope: url.searchParams.get('scope'),
     discovery: discovery.state,
+    responseIssuer: { issuer: metadata.issuer, required: discovery.issParameterSupported },
   };
   await recordAttempt(sql, deps, input, { state, codeVerifier }, presented);
   return { ok: true, authorizationUrl: url.href };
@@ -147,7 +152,7 @@ async function recordAttempt(
   deps: McpAuthDeps,
   input: McpStartInput,
   secrets: { state: string; codeVerifier: string },
-  presented: McpAuthorization,
+  presented: McpAttemptAuthorization,
 ): Promise<void> {
   await sql.begin(async (tx) => {
     await createOAuthAttempt(tx, deps.config.encryption, {

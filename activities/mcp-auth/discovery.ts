@@ -1,4 +1,5 @@
 import {
+  buildDiscoveryUrls,
   discoverOAuthServerInfo,
   extractWWWAuthenticateParams,
   type OAuthDiscoveryState,
@@ -24,6 +25,11 @@ export interface McpDiscovery {
   challenge: McpChallenge;
   /** The SDK's own discovery result, in the form its `auth()` takes back from a provider. */
   state: OAuthDiscoveryState;
+  /**
+   * The authorization server metadata says `authorization_response_iss_parameter_supported`
+   * (RFC 9207 §3): its authorization responses must then carry `iss`.
+   */
+  issParameterSupported: boolean;
 }
 
 /** The server, or an authorization server it names, could not be reached. */
@@ -102,13 +108,20 @@ export async function discoverAuthorization(
   fetchFn: FetchLike,
 ): Promise<McpDiscovery> {
   const challenge = await readChallenge(serverUrl, fetchFn);
+  /** Every document that answered 2xx, by URL, as fetched (before the SDK's schema read it). */
+  const answered = new Map<string, Response>();
+  const keeping: FetchLike = async (url, init) => {
+    const response = await fetchFn(url, init);
+    if (response.ok) answered.set(new URL(url).href, response.clone());
+    return response;
+  };
   let info;
   try {
     info = await discoverOAuthServerInfo(serverUrl, {
       ...(challenge.resourceMetadataUrl
         ? { resourceMetadataUrl: challenge.resourceMetadataUrl }
         : {}),
-      fetchFn,
+      fetchFn: keeping,
     });
   } catch (error) {
     // A 5xx, or metadata that is not what the RFCs say: the server's fault, for now.
@@ -117,6 +130,7 @@ export async function discoverAuthorization(
   assertMetadataNamesItsSource(serverUrl, info);
   return {
     challenge,
+    issParameterSupported: await issParameterSupported(info.authorizationServerUrl, answered),
     state: {
       ...info,
       ...(challenge.resourceMetadataUrl
@@ -124,6 +138,36 @@ export async function discoverAuthorization(
         : {}),
     },
   };
+}
+
+/**
+ * Whether the authorization server's metadata, as the SDK found it, says
+ * `authorization_response_iss_parameter_supported: true`. Read from the document as it was
+ * fetched: the SDK keeps the field of RFC 8414 metadata but drops it from OpenID discovery
+ * metadata (its schema there keeps the fields it names only), and OpenID providers are the
+ * servers that send `iss` most (oidc-provider always does). The SDK takes the first of the
+ * well-known URLs that answers 2xx, so that one's document is the one read here.
+ */
+async function issParameterSupported(
+  authorizationServerUrl: string,
+  answered: ReadonlyMap<string, Response>,
+): Promise<boolean> {
+  const used = buildDiscoveryUrls(authorizationServerUrl)
+    .map(({ url }) => answered.get(url.href))
+    .find((response) => response !== undefined);
+  if (!used) return false;
+  try {
+    const document: unknown = await used.json();
+    return (
+      typeof document === 'object' &&
+      document !== null &&
+      'authorization_response_iss_parameter_supported' in document &&
+      document.authorization_response_iss_parameter_supported === true
+    );
+  } catch {
+    // The SDK parsed it already: unreachable, and a document it could not read promises nothing.
+    return false;
+  }
 }
 
 /**

@@ -5,7 +5,10 @@ import type { Sql } from '../../infra/database/client.js';
 import type { Logger } from '../../infra/logger.js';
 import type { ConnectOutcome } from '../../workflows/connection-types.js';
 import type { TokenSet } from '../db/connections.js';
-import { saveConnectionAuthorization, type McpAuthorization } from '../db/mcp-authorizations.js';
+import {
+  saveConnectionAuthorization,
+  type McpAttemptAuthorization,
+} from '../db/mcp-authorizations.js';
 import { markRegistrationRefused } from '../db/mcp-client-registrations.js';
 import { connectRedirectUri } from '../oauth/redirect-uri.js';
 import { storeAuthorization, type AttemptContext } from '../oauth/store-authorization.js';
@@ -13,6 +16,7 @@ import { InvalidTokenLifetime, accessTokenExpiresAt } from '../oauth/token-lifet
 import { authFetch } from './auth-fetch.js';
 import { GatehouseOAuthProvider } from './provider.js';
 import { clientForRecord, isGone } from './provider-client.js';
+import { responseIssuerRefusal } from './response-issuer.js';
 
 /**
  * The grades an MCP connection's token allows: all of them. A remote server's scopes do not say
@@ -37,6 +41,8 @@ export function tokenSetOf(tokens: OAuthTokens, now: Date): TokenSet {
  * was started with (its discovery state), with the client it presented (a BYO client's secret
  * as it is now), the same resource indicator and the PKCE verifier. The connection stores the
  * tokens sealed and remembers the client and resource, in the transaction that spends the link.
+ * First, the response must name that server in `iss` (RFC 9207, response-issuer.ts): a code
+ * from another issuer is never sent anywhere.
  */
 export async function exchangeMcpCode(
   deps: { sql: Sql; config: Config; logger: Logger },
@@ -44,13 +50,19 @@ export async function exchangeMcpCode(
     attemptId: string;
     context: AttemptContext;
     secrets: { codeVerifier: string; callbackQuery: string };
-    authorization: McpAuthorization;
+    authorization: McpAttemptAuthorization;
   },
 ): Promise<ConnectOutcome> {
   const { sql, config, logger } = deps;
   const { context, authorization } = input;
   const log = { app: context.app, attemptId: input.attemptId };
-  const code = new URLSearchParams(input.secrets.callbackQuery).get('code');
+  const response = new URLSearchParams(input.secrets.callbackQuery);
+  const refusal = responseIssuerRefusal(authorization.responseIssuer, response);
+  if (refusal) {
+    logger.warn({ ...log, ...refusal }, 'MCP authorization response refused: iss (RFC 9207)');
+    return { ok: false, code: 'response_issuer_mismatch' };
+  }
+  const code = response.get('code');
   const client = await clientForRecord(deps, context.environmentId, authorization);
   if (!code || isGone(client)) {
     logger.warn(

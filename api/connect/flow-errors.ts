@@ -128,6 +128,12 @@ export const FLOW_PROBLEMS: Record<FlowProblem, ProblemText> = {
       `${appName} sent you to a sign-in server that could not be verified, so nothing was sent to it and nothing was connected. Contact ${supportOf(product)}.`,
     supportFirst: true,
   },
+  response_issuer_mismatch: {
+    status: 502,
+    title: 'We could not verify where you signed in',
+    message: ({ appName, product }) =>
+      `The answer to your sign-in did not come from the sign-in server ${appName} uses, so it was not used and nothing was connected. Open your connect link again; if it keeps failing, contact ${supportOf(product)}.`,
+  },
   connection_revoked: {
     status: 410,
     title: 'This connection was removed',

@@ -3,12 +3,14 @@ import { Router } from 'express';
 import { v7 as uuidv7 } from 'uuid';
 import { findLinkById, hashToken, type ConnectLink } from '../../activities/db/connect-links.js';
 import { findConnectionById } from '../../activities/db/connections.js';
+import { findAttemptAuthorization } from '../../activities/db/mcp-authorizations.js';
 import {
   consumeAttempt,
   findAttemptByState,
   isBoundTo,
   parkCallback,
 } from '../../activities/db/oauth-attempts.js';
+import { responseIssuerRefusal } from '../../activities/mcp-auth/response-issuer.js';
 import { startAuthorization } from '../../activities/oauth/authorization-url.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/redirect-uri.js';
@@ -108,6 +110,18 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
     if (error !== null || !query.get('code')) {
       // The attempt is spent, but not the link: the user may open it and try again.
       await consumeAttempt(deps.sql, attempt.id);
+      // RFC 9207: an MCP app's error response from another issuer says nothing of its server's
+      // answer (a code's issuer is checked before its exchange, exchange-mcp-code.ts).
+      const mcp = await findAttemptAuthorization(deps.sql, attempt.id);
+      const refusal = mcp && responseIssuerRefusal(mcp.responseIssuer, query);
+      if (refusal) {
+        req.log.warn(
+          { app: link.app, attemptId: attempt.id, ...refusal },
+          'MCP authorization response refused: iss (RFC 9207)',
+        );
+        problemPage(res, 'response_issuer_mismatch', branding, app ?? undefined);
+        return;
+      }
       problemPage(
         res,
         error === 'access_denied' ? 'access_denied' : 'authorization_failed',

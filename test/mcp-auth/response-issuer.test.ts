@@ -48,6 +48,8 @@ afterAll(async () => {
 });
 
 interface Outcome {
+  /** The connect link walked. */
+  url: string;
   walk: Extract<McpWalk, { stoppedAt: 'callback' }>;
   /** Token requests the authorization server received during the walk. */
   tokenRequests: number;
@@ -59,14 +61,22 @@ interface Outcome {
   apiLogs: string[];
 }
 
-/**
- * A user connects through a fresh link, the server answering as the test set it, and the browser
- * bringing back what `rewriteCallback` makes of its answer.
- */
-async function connect(user: string, rewriteCallback?: (callback: URL) => void): Promise<Outcome> {
+async function newLink(user: string): Promise<string> {
   const created = await api(stack, 'POST', '/v1/connect/links', { user, app: 'scripted' });
   expect(created.status).toBe(201);
-  const { url } = (await created.json()) as { url: string };
+  return ((await created.json()) as { url: string }).url;
+}
+
+/**
+ * A user connects through a fresh link (or `link`), the server answering as the test set it, and the browser
+ * bringing back what `rewriteCallback` makes of its answer.
+ */
+async function connect(
+  user: string,
+  rewriteCallback?: (callback: URL) => void,
+  link?: string,
+): Promise<Outcome> {
+  const url = link ?? (await newLink(user));
   const requestsFrom = server.requests.length;
   const workerFrom = stack.workerLogs.length;
   const apiFrom = stack.api.logs.length;
@@ -77,6 +87,7 @@ async function connect(user: string, rewriteCallback?: (callback: URL) => void):
     join connected_users u on u.id = c.connected_user_id
     where u.external_id = ${user} and c.app = 'scripted'`;
   return {
+    url,
     walk,
     tokenRequests: server.requests
       .slice(requestsFrom)
@@ -120,6 +131,9 @@ describe('an authorization server whose metadata advertises the iss parameter', 
     expect(outcome.walk.callbackUrl.searchParams.get('iss')).toBe(OTHER_ISSUER);
     expectRefused(outcome);
     reasonIn(outcome.workerLogs, server.issuer, OTHER_ISSUER, 'iss');
+    // Only the attempt was spent: the same link connects once the answer is the server's own.
+    server.responseIss = server.issuer;
+    expectConnected(await connect('u_wrong_iss', undefined, outcome.url));
   });
 
   it('is refused when its response names its issuer with a trailing slash: RFC 9207 compares the strings exactly', async () => {
