@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * Gatehouse's own Prometheus metrics (README, "Observe it"). One registry per process: each
@@ -57,6 +57,12 @@ export const approvalNotifications = new Counter({
   name: 'gatehouse_approval_notifications_total',
   help: 'Attempts to tell approvers of a held call, by channel (email, slack, teams) and outcome (sent; retrying: failed, tried again; failed: will not be tried again; skipped: nothing to send)',
   labelNames: ['channel', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const mcpTaskResultsWaiting = new Gauge({
+  name: 'gatehouse_mcp_task_results_waiting',
+  help: 'MCP tasks/result requests this API process holds open, waiting for their task to end',
   registers: [registry],
 });
 

@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { taskAnswer, type McpTaskWithApproval } from '../../../activities/db/mcp-tasks.js';
 import { findEnvironmentAction } from '../../../activities/apps/directory.js';
+import { mcpTaskResultsWaiting } from '../../../infra/telemetry/metrics.js';
 import { resultOf, type ToolCallContext } from '../tool-call.js';
 import { toolResult } from '../tool-results.js';
 import type { ToolCallExtra } from '../url-elicitation.js';
@@ -118,7 +119,12 @@ export function taskResultHandler(
         );
       }
       waited = true;
-      await watch.changed;
+      mcpTaskResultsWaiting.inc();
+      try {
+        await watch.changed;
+      } finally {
+        mcpTaskResultsWaiting.dec();
+      }
     }
   };
 }
