@@ -41,6 +41,7 @@ import {
   type AuditDecision,
   type CallAnswer,
   type CallRequest,
+  type CallTargetInput,
   type CallTicket,
   type DecisionInput,
   type DecisionOutcome,
@@ -78,6 +79,7 @@ import {
   decidersInWords,
 } from './decider-rules.js';
 import { ApprovalNotices } from './approval-notices.js';
+import { findApp } from './catalog/index.js';
 import { searchAttributes } from './search-attributes.js';
 import type { Settled } from './upstream-answer.js';
 import { settleFailure, settleOutcome } from './upstream-settlement.js';
@@ -141,13 +143,34 @@ const oneStep = proxyLocalActivities<Activities>({
 });
 
 /**
- * A write that must start by `startBy` (epoch ms) or not at all: queued while no worker polls, it
- * would otherwise reach the app long after its callers were told it failed.
+ * A write to a tool of a remote MCP server may wait for a task the server runs the tool as (MCP
+ * tasks), up to an hour (MAX_TASK_WAIT_MS, activities/calls/mcp-remote-task.ts) plus the time
+ * to fetch its result and to cancel it. A worker lost meanwhile costs an attempt, not the call:
+ * the next attempt goes on with the task its predecessor recorded in its heartbeat details, and
+ * sends nothing when it finds none; every failure the activity reports itself is final
+ * (activities/calls/mcp-tool-upstream.ts), so Temporal starts another attempt only after a
+ * lost worker or a time limit. Calls started before this replay with `writeOptions`.
  */
-function writeStartingBy(startBy: number | null) {
-  if (startBy === null) return upstreamFor.write;
+const remoteToolWriteOptions: ActivityOptions = {
+  startToCloseTimeout: '70 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 10 },
+};
+
+/**
+ * A write that must start by `startBy` (epoch ms) or not at all: queued while no worker polls, it
+ * would otherwise reach the app long after its callers were told it failed. (A later attempt of a
+ * remote tool's write that no worker takes by then fails with the details its predecessor
+ * recorded, which workflows/upstream-settlement.ts reads as a call that may have happened.)
+ */
+function writeStartingBy(startBy: number | null, target: CallTargetInput) {
+  const remoteTool = findApp(target.app) === undefined && patched('remote-tool-write-attempts');
+  const options = remoteTool ? remoteToolWriteOptions : writeOptions;
+  if (startBy === null) {
+    return remoteTool ? proxyActivities<Activities>(options).callUpstream : upstreamFor.write;
+  }
   const scheduleToStartTimeout = Math.max(startBy - Date.now(), 1000);
-  return proxyActivities<Activities>({ ...writeOptions, scheduleToStartTimeout }).callUpstream;
+  return proxyActivities<Activities>({ ...options, scheduleToStartTimeout }).callUpstream;
 }
 
 /**
@@ -533,7 +556,8 @@ export async function governedCall(call: CallRequest, first?: CallTicket): Promi
   ): Promise<Settled> {
     const { target } = call;
     try {
-      const callUpstream = target.scope === 'read' ? upstreamFor.read : writeStartingBy(startBy);
+      const callUpstream =
+        target.scope === 'read' ? upstreamFor.read : writeStartingBy(startBy, target);
       const result = await callUpstream({
         connectionId: preparation.connectionId,
         target,

@@ -71,8 +71,14 @@ export function settleOutcome(
  */
 export function settleFailure(error: unknown, target: CallTargetInput): Settled {
   const cause = error instanceof ActivityFailure ? error.cause : error;
-  // No worker took the write before its callers' deadline: it was never sent.
-  if (cause instanceof TimeoutFailure && cause.timeoutType === 'SCHEDULE_TO_START') {
+  // No worker took the write before its callers' deadline: it was never sent. Unless an earlier
+  // attempt ran (a remote tool's write is attempted again after a lost worker): its heartbeat
+  // details came with the timeout, and the write may have happened.
+  if (
+    cause instanceof TimeoutFailure &&
+    cause.timeoutType === 'SCHEDULE_TO_START' &&
+    cause.lastHeartbeatDetails === undefined
+  ) {
     return ANSWER_NOT_RUN;
   }
   // Whether the request may have reached the app; a lost worker's write may have.

@@ -23,8 +23,9 @@ import {
 import { outboundRequest } from '../../workflows/outbound-request.js';
 import { validAccessToken } from '../connections/access-token.js';
 import { markConnectionUsed } from '../db/connections.js';
-import { findMcpApp } from '../db/mcp-apps.js';
 import { recordScopeStepUp } from '../mcp-auth/step-up.js';
+import { toolAttempt } from './mcp-tool-attempt.js';
+import { findMcpToolTarget } from './mcp-tool-target.js';
 import { mcpToolUpstream } from './mcp-tool-upstream.js';
 import { observedUpstream } from './upstream-telemetry.js';
 import { appEndpoints } from '../oauth/endpoints.js';
@@ -217,7 +218,7 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
     const { target } = call;
     const context = Context.current();
     const app = findApp(target.app);
-    if (!app) return heartbeating(context, () => remoteToolOutcome(deps, call, context));
+    if (!app) return remoteToolOutcome(deps, call, context);
     const { connectionId } = call;
     if (connectionId === null) return { kind: 'connection', status: 'missing' };
     const request = outboundRequest(target);
@@ -335,7 +336,11 @@ async function heartbeating<T>(context: Context, work: () => Promise<T>): Promis
   }
 }
 
-/** A call to a tool of a remote MCP server registered as an app. */
+/**
+ * A call to a tool of a remote MCP server registered as an app. Its attempt heartbeats (a
+ * regular activity's) with what it records of a task the server runs the tool as, so that an
+ * attempt after a lost worker goes on with that task (activities/calls/mcp-tool-attempt.ts).
+ */
 async function remoteToolOutcome(
   deps: UpstreamDeps,
   call: UpstreamCall,
@@ -345,28 +350,34 @@ async function remoteToolOutcome(
   if (target.kind !== 'action' || environmentId === undefined) {
     throw ApplicationFailure.nonRetryable(`unknown app ${target.app}`, 'UnknownApp');
   }
-  const outcome = await mcpToolUpstream(
-    {
-      findApp: (environment, id) => findMcpApp(deps.sql, environment, id),
-      accessToken: (connectionId, options) => validAccessToken(deps, connectionId, options),
-      stepUp: async (connectionId, scope) =>
-        (await recordScopeStepUp(deps.sql, connectionId, scope)).stepUp,
-      timeoutMs: deps.config.upstream.timeoutMs,
-      limitBytes: deps.config.api.bodyLimitBytes,
-      allowPrivate: deps.config.mcpApps.allowPrivate,
-    },
-    {
-      environmentId,
-      connectionId: call.connectionId,
-      action: target.action,
-      app: target.app,
-      scope: target.scope,
-      input: target.input,
-    },
-    context.cancellationSignal,
-  );
-  if (outcome.kind === 'response' && call.connectionId !== null) {
-    await recordUse(deps.sql, context, call.connectionId);
+  const attempt = toolAttempt(context);
+  try {
+    const outcome = await mcpToolUpstream(
+      {
+        findApp: (environment, id, tool) => findMcpToolTarget(deps.sql, environment, id, tool),
+        accessToken: (connectionId, options) => validAccessToken(deps, connectionId, options),
+        stepUp: async (connectionId, scope) =>
+          (await recordScopeStepUp(deps.sql, connectionId, scope)).stepUp,
+        timeoutMs: deps.config.upstream.timeoutMs,
+        limitBytes: deps.config.api.bodyLimitBytes,
+        allowPrivate: deps.config.mcpApps.allowPrivate,
+      },
+      {
+        environmentId,
+        connectionId: call.connectionId,
+        action: target.action,
+        app: target.app,
+        scope: target.scope,
+        input: target.input,
+      },
+      context.cancellationSignal,
+      attempt,
+    );
+    if (outcome.kind === 'response' && call.connectionId !== null) {
+      await recordUse(deps.sql, context, call.connectionId);
+    }
+    return outcome;
+  } finally {
+    attempt.stop();
   }
-  return outcome;
 }

@@ -19,14 +19,14 @@ import {
 import { deadlineSignal } from '../../infra/deadline-signal.js';
 import { UPSTREAM_TIMEOUT, UPSTREAM_UNREACHABLE } from '../../workflows/call-types.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
-import { openMcpSession, type McpSession } from '../calls/mcp-session.js';
+import { openMcpSession, type McpSession } from './mcp-session.js';
 import {
   failure,
   jsonRpcErrorOutcome,
   toolResultOutcome,
   type McpToolOutcome,
-} from '../calls/mcp-tool-result.js';
-import type { RemoteTaskRecord } from './tool-attempt.js';
+} from './mcp-tool-result.js';
+import type { RemoteTaskRecord } from './mcp-tool-attempt.js';
 
 /**
  * The longest Gatehouse waits for one remote task, from its creation, whatever its ttl says:
@@ -92,10 +92,14 @@ export function waitUntil(createdAt: number, ttl: number | null): number {
   return createdAt + Math.min(lifetime, MAX_TASK_WAIT_MS);
 }
 
-/** The task Gatehouse waited for failed or was cancelled: the server said why, if it did. */
-function taskFailed(task: Task): McpToolOutcome {
+/**
+ * The task Gatehouse waited for failed or was cancelled: the server's status message says why,
+ * else what `tasks/result` refused with (`error`), if anything.
+ */
+function taskFailed(task: Task, error: string | null): McpToolOutcome {
   const statusMessage = task.statusMessage === undefined ? null : cut(task.statusMessage);
   const what = task.status === 'cancelled' ? 'was cancelled' : 'failed';
+  const reason = statusMessage ?? (error === null ? null : cut(error));
   return {
     kind: 'response',
     status: 200,
@@ -104,7 +108,7 @@ function taskFailed(task: Task): McpToolOutcome {
       kind: 'parsed',
       value: {
         error: {
-          message: `The MCP server's task ${what}${statusMessage ? `: ${statusMessage}` : ' (the server gave no reason)'}`,
+          message: `The MCP server's task ${what}${reason ? `: ${reason}` : ' (the server gave no reason)'}`,
           task: { id: task.taskId, status: task.status, status_message: statusMessage },
         },
       },
@@ -147,6 +151,13 @@ function faultOf(error: unknown, session: McpSession): PollFault {
   }
   return { kind: 'transient' };
 }
+
+type Fetched =
+  | { kind: 'result'; outcome: McpToolOutcome }
+  | { kind: 'error'; error: McpError }
+  | { kind: 'unusable'; why: string }
+  | { kind: 'too_large' }
+  | { kind: 'transient' };
 
 /**
  * Waits for the remote task `record` names until it ends or the wait's bounds pass. `session`
@@ -192,7 +203,7 @@ export async function awaitRemoteTask(
     return resumed;
   };
 
-  /** One request on the current connection, bounded by UPSTREAM_TIMEOUT_MS. */
+  /** One request on a connection, bounded by UPSTREAM_TIMEOUT_MS. */
   const ask = async (
     current: McpSession,
     method: 'tasks/get' | 'tasks/result' | 'tasks/cancel',
@@ -214,7 +225,23 @@ export async function awaitRemoteTask(
     await ask(current, 'tasks/cancel').catch(() => undefined);
   };
 
-  const giveUp = (current: McpSession | null, why: string): never => {
+  /** `tasks/result`: what the tool call would have answered (its result, or its error). */
+  const fetchResult = async (current: McpSession): Promise<Fetched> => {
+    try {
+      const parsed = CallToolResultSchema.safeParse(await ask(current, 'tasks/result'));
+      if (!parsed.success) return { kind: 'unusable', why: parsed.error.message.slice(0, 300) };
+      return { kind: 'result', outcome: toolResultOutcome(parsed.data) };
+    } catch (error) {
+      wait.signal.throwIfAborted();
+      if (current.tooLarge) return { kind: 'too_large' };
+      if (error instanceof McpError && error.code !== (ErrorCode.RequestTimeout as number)) {
+        return { kind: 'error', error };
+      }
+      return { kind: 'transient' };
+    }
+  };
+
+  const lost = (why: string): never => {
     throw failure(
       UPSTREAM_UNREACHABLE,
       `the MCP server's task ${taskId} could not be followed to its end (${why}); the tool may have run`,
@@ -227,9 +254,43 @@ export async function awaitRemoteTask(
   let task: Task | null = first;
   let delay = first ? pollDelay(first) : 0;
   let faults = 0;
+  const backoff = () => Math.min(MAX_POLL_MS, DEFAULT_POLL_MS * 2 ** Math.min(faults++, 5));
   try {
     for (;;) {
-      if (task?.status === 'failed' || task?.status === 'cancelled') return taskFailed(task);
+      if (task?.status === 'completed' && current) {
+        const fetched = await fetchResult(current);
+        switch (fetched.kind) {
+          case 'result':
+            return fetched.outcome;
+          case 'error':
+            return jsonRpcErrorOutcome(fetched.error);
+          case 'too_large':
+            return { kind: 'too_large', status: 200, limitBytes: wait.limitBytes };
+          case 'unusable':
+            return {
+              kind: 'unusable',
+              status: 200,
+              reason: `the MCP server answered tasks/result for task ${taskId} with no tool result (${fetched.why})`,
+            };
+          case 'transient':
+            // Asked again after the next poll: the result stays until the task's ttl.
+            task = null;
+            delay = backoff();
+        }
+      }
+      if (task?.status === 'failed' && current) {
+        // A tool that answered isError fails its task: its result says why better than the
+        // status does. A task failed otherwise has no result, and its status message is the reason.
+        const fetched = await fetchResult(current);
+        if (fetched.kind === 'result' && fetched.outcome.kind === 'response') {
+          return { ...fetched.outcome, reportsFailure: true };
+        }
+        if (fetched.kind === 'too_large') {
+          return { kind: 'too_large', status: 200, limitBytes: wait.limitBytes };
+        }
+        return taskFailed(task, fetched.kind === 'error' ? fetched.error.message : null);
+      }
+      if (task?.status === 'cancelled') return taskFailed(task, null);
       if (task?.status === 'input_required') {
         await cancel(current);
         const said = task.statusMessage ? `: ${cut(task.statusMessage)}` : '';
@@ -239,38 +300,12 @@ export async function awaitRemoteTask(
           reason: `the MCP server's task ${taskId} asks for input${said}. Gatehouse does not pass a remote server's requests for input on to agents, so it cancelled the task`,
         };
       }
-      if (task?.status === 'completed' && current) {
-        try {
-          const raw = await ask(current, 'tasks/result');
-          const result = CallToolResultSchema.safeParse(raw);
-          if (!result.success) {
-            return {
-              kind: 'unusable',
-              status: 200,
-              reason: `the MCP server answered tasks/result for task ${taskId} with no tool result (${result.error.message.slice(0, 300)})`,
-            };
-          }
-          return toolResultOutcome(result.data);
-        } catch (error) {
-          if (current.tooLarge) {
-            return { kind: 'too_large', status: 200, limitBytes: wait.limitBytes };
-          }
-          // What the tool call would have answered: its own JSON-RPC error.
-          if (error instanceof McpError && error.code !== (ErrorCode.RequestTimeout as number)) {
-            return jsonRpcErrorOutcome(error);
-          }
-          wait.signal.throwIfAborted();
-          // Asked again after the next poll: the result stays until the task's ttl.
-          task = null;
-          delay = Math.min(MAX_POLL_MS, DEFAULT_POLL_MS * 2 ** faults++);
-        }
-      }
       const now = Date.now();
       if (now >= stopAt) {
         await cancel(current);
         throw failure(
           UPSTREAM_TIMEOUT,
-          `the MCP server's task ${taskId} did not finish within the ${String(Math.round((stopAt - now + (now - (record.until - MAX_TASK_WAIT_MS))) / 1000))} s Gatehouse waits; Gatehouse cancelled it, but the tool may have run`,
+          `the MCP server's task ${taskId} had not finished when Gatehouse stopped waiting (at the task's ttl, or after ${String(MAX_TASK_WAIT_MS / 60_000)} minutes at most); Gatehouse cancelled it, but the tool may have run`,
           wait.scope,
           true,
         );
@@ -278,16 +313,16 @@ export async function awaitRemoteTask(
       if (delay > 0) await sleep(Math.min(delay, stopAt - now), undefined, { signal: wait.signal });
       try {
         current ??= await open(false, true);
-        const raw = await ask(current, 'tasks/get');
-        const parsed = GetTaskResultSchema.safeParse(raw);
+        const parsed = GetTaskResultSchema.safeParse(await ask(current, 'tasks/get'));
         if (!parsed.success || parsed.data.taskId !== taskId) {
           await cancel(current);
+          const what = parsed.success
+            ? `task ${parsed.data.taskId.slice(0, 100)}`
+            : parsed.error.message.slice(0, 300);
           return {
             kind: 'unusable',
             status: 200,
-            reason: `the MCP server answered tasks/get for task ${taskId} with no such task (${
-              parsed.success ? `task ${parsed.data.taskId.slice(0, 100)}` : parsed.error.message.slice(0, 300)
-            })`,
+            reason: `the MCP server answered tasks/get for task ${taskId} with no such task (${what})`,
           };
         }
         task = parsed.data;
@@ -296,8 +331,8 @@ export async function awaitRemoteTask(
         refusedAgain = false;
       } catch (error) {
         wait.signal.throwIfAborted();
-        if (error instanceof TokenUnavailable) giveUp(null, error.message);
-        const fault = current ? faultOf(error, current) : { kind: 'transient' as const };
+        if (error instanceof TokenUnavailable) lost(error.message);
+        const fault: PollFault = current ? faultOf(error, current) : { kind: 'transient' };
         switch (fault.kind) {
           case 'malformed':
             await cancel(current);
@@ -307,28 +342,29 @@ export async function awaitRemoteTask(
               reason: `the MCP server answered tasks/get for task ${taskId} with ${fault.why}`,
             };
           case 'lost':
-            giveUp(null, `tasks/get ${fault.why}`);
+            lost(`tasks/get ${fault.why}`);
             break;
           case 'unauthorized':
-            if (refusedAgain) giveUp(null, 'it refused a freshly refreshed token (401)');
+            if (refusedAgain) lost('it refused a freshly refreshed token (401)');
             refusedAgain = true;
             current = await open(true, true).catch((cause: unknown) =>
-              giveUp(null, `reconnecting failed: ${describe(cause)}`),
+              lost(`reconnecting failed: ${describe(cause)}`),
             );
             delay = 0;
             break;
           case 'no_session':
             // The server forgot the session (a restart, an expiry): a task not bound to it is
             // found from a new one; one that was is gone with it.
-            if (freshSessionTried) giveUp(null, 'it no longer knows the session the task was created in (404)');
+            if (freshSessionTried)
+              lost('it no longer knows the session the task was created in (404)');
             freshSessionTried = true;
             current = await open(false, false).catch((cause: unknown) =>
-              giveUp(null, `reconnecting failed: ${describe(cause)}`),
+              lost(`reconnecting failed: ${describe(cause)}`),
             );
             delay = 0;
             break;
           case 'transient':
-            delay = Math.min(MAX_POLL_MS, Math.max(delay, DEFAULT_POLL_MS) * 2 ** Math.min(faults++, 5));
+            delay = backoff();
             break;
         }
       }
