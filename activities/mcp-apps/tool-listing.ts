@@ -66,12 +66,18 @@ function definitionOf(tool: Tool): McpToolDefinition {
         ).flatMap((key) => (hints[key] === undefined ? [] : [[key, hints[key]]])),
       )
     : undefined;
+  const taskSupport = tool.execution?.taskSupport;
   return {
     name: tool.name,
     ...(tool.title === undefined ? {} : { title: tool.title }),
     ...(tool.description === undefined ? {} : { description: tool.description }),
     inputSchema: tool.inputSchema,
     ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}),
+    // `forbidden` and no word at all mean the same (a plain call): only a tool that may run as a
+    // task keeps it, so a server that starts saying `forbidden` lists nothing new.
+    ...(taskSupport === 'optional' || taskSupport === 'required'
+      ? { execution: { taskSupport } }
+      : {}),
   };
 }
 

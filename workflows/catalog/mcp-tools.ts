@@ -21,6 +21,12 @@ export interface McpToolDefinition {
   /** The tool's JSON Schema for its arguments (an object schema). */
   inputSchema: Record<string, unknown>;
   annotations?: McpToolAnnotations;
+  /**
+   * Kept only for a tool the server may run as a task (MCP tasks, `execution.taskSupport`
+   * `optional` or `required`): such a tool is called task-augmented. Not a governed part of the
+   * tool: a change of it alone does not wait for an operator (activities/mcp-apps/README.md).
+   */
+  execution?: { taskSupport: 'optional' | 'required' };
 }
 
 /**
