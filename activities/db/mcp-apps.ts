@@ -17,6 +17,8 @@ export interface McpApp {
   acceptedVersion: number | null;
   /** When `tools/list` last answered (registration or refresh); null before it ever did. */
   toolsCheckedAt: Date | null;
+  /** The MCP protocol revision the server negotiated at that listing; null before it. */
+  protocolVersion: string | null;
   createdAt: Date;
   updatedAt: Date;
   updatedBy: string;
@@ -35,7 +37,7 @@ export interface McpAppSnapshot {
 
 const appColumns = (sql: Db) => sql`
   environment_id, id, name, server_url, auth, tool_allowlist, grade_overrides, accepted_version,
-  tools_checked_at, created_at, updated_at, updated_by`;
+  tools_checked_at, protocol_version, created_at, updated_at, updated_by`;
 
 const snapshotColumns = (sql: Db) => sql`
   environment_id, app_id, version, tools, fetched_at, fetched_by, accepted_at, accepted_by`;
@@ -147,6 +149,8 @@ export interface NewMcpApp {
   gradeOverrides: Record<string, CallScope>;
   /** The agent of the key that registered it (`cli` from the command line). */
   updatedBy: string;
+  /** What the registration's listing negotiated; null when the server asked for authorization. */
+  protocolVersion: string | null;
 }
 
 /**
@@ -173,10 +177,11 @@ export async function insertMcpApp(
   const accepted = tools !== null && accept;
   const [created]: [McpApp?] = await tx`
       insert into mcp_apps (environment_id, id, name, server_url, auth, tool_allowlist,
-        grade_overrides, accepted_version, tools_checked_at, updated_by)
+        grade_overrides, accepted_version, tools_checked_at, protocol_version, updated_by)
       values (${input.environmentId}, ${input.id}, ${input.name}, ${input.serverUrl}, ${input.auth},
         ${input.toolAllowlist}, ${tx.json(asJson(input.gradeOverrides))},
-        ${accepted ? 1 : null}, ${tools === null ? null : tx`now()`}, ${input.updatedBy})
+        ${accepted ? 1 : null}, ${tools === null ? null : tx`now()`}, ${input.protocolVersion},
+        ${input.updatedBy})
       on conflict (environment_id, id) do nothing
       returning ${appColumns(tx)}`;
   if (!created) return null;
@@ -199,15 +204,17 @@ export interface RecordedSnapshot extends McpAppStanding {
 
 /**
  * Keeps what a refresh listed: a new version when it differs from the newest snapshot (jsonb
- * equality: key order does not count), else only the time it was checked. Refreshes of one app
- * are serialized on its row, so two never take the same version. Null: the app is gone.
+ * equality: key order does not count), else only the time it was checked and the protocol
+ * revision negotiated. Refreshes of one app are serialized on its row, so two never take the
+ * same version. Null: the app is gone.
  */
 export async function recordSnapshot(
   tx: Tx,
   app: Pick<McpApp, 'environmentId' | 'id'>,
-  tools: McpToolDefinition[],
+  listed: { tools: McpToolDefinition[]; protocolVersion: string | null },
   fetchedBy: string,
 ): Promise<RecordedSnapshot | null> {
+  const { tools } = listed;
   const [locked]: [McpApp?] = await tx`
       select ${appColumns(tx)} from mcp_apps
       where environment_id = ${app.environmentId} and id = ${app.id} for update`;
@@ -228,7 +235,7 @@ export async function recordSnapshot(
   }
   if (!latest) throw new Error('the snapshot was not written');
   const [checked]: [McpApp?] = await tx`
-      update mcp_apps set tools_checked_at = now()
+      update mcp_apps set tools_checked_at = now(), protocol_version = ${listed.protocolVersion}
       where environment_id = ${app.environmentId} and id = ${app.id}
       returning ${appColumns(tx)}`;
   if (!checked) throw new Error('the app row vanished under its lock');

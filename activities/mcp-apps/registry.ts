@@ -164,6 +164,7 @@ export async function registerMcpApp(
         environmentId: actor.environmentId,
         auth: listing.kind === 'tools' ? 'none' : 'oauth',
         updatedBy: actor.agentId,
+        protocolVersion: listing.kind === 'tools' ? listing.protocolVersion : null,
       },
       tools,
       acceptFirst,
@@ -280,7 +281,7 @@ export async function refreshMcpApp(
     );
   }
   const refreshed = await deps.sql.begin(async (tx) => {
-    const recorded = await recordSnapshot(tx, app, listing.tools, actor.agentId);
+    const recorded = await recordSnapshot(tx, app, listing, actor.agentId);
     if (!recorded) return null;
     const changes = toolChanges(recorded.accepted?.tools ?? null, recorded.latest.tools);
     if (recorded.created && hasChanges(changes)) {

@@ -39,7 +39,15 @@ export class ListingError extends Error {
 
 /** What the server said: its tools, or that it needs authorization (an OAuth-protected server). */
 export type ServerListing =
-  | { kind: 'tools'; tools: McpToolDefinition[] }
+  | {
+      kind: 'tools';
+      tools: McpToolDefinition[];
+      /**
+       * The MCP protocol revision the server's `initialize` answered (the SDK offers its newest
+       * and takes any it supports), which every request of the session then declares.
+       */
+      protocolVersion: string | null;
+    }
   | { kind: 'oauth'; resource: string; authorizationServers: string[] };
 
 export interface ListingOptions {
@@ -237,7 +245,11 @@ export async function listServerTools(
     const problem = await toolSchemasProblem(definitions);
     if (problem) throw new ListingError('not_mcp', problem);
     await transport.terminateSession().catch(() => undefined);
-    return { kind: 'tools', tools: definitions };
+    return {
+      kind: 'tools',
+      tools: definitions,
+      protocolVersion: transport.protocolVersion ?? null,
+    };
   } catch (error) {
     throw failureOf(error, seen.tooLarge);
   } finally {

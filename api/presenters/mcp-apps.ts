@@ -1,3 +1,7 @@
+import {
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { McpAppStanding } from '../../activities/db/mcp-apps.js';
 import { toolStanding } from '../../activities/mcp-apps/tool-standing.js';
@@ -114,6 +118,13 @@ export const mcpAppSchema = remoteAppSchema
         input_schema: z.record(z.string(), z.unknown()),
       }),
     ),
+    protocol_version: z
+      .string()
+      .nullable()
+      .meta({
+        description: `The MCP protocol revision the server negotiated (the \`protocolVersion\` its \`initialize\` answered) when Gatehouse last listed its tools; null until a listing answered (for a server that asks for authorization, the first refresh after a user connected). Gatehouse offers ${LATEST_PROTOCOL_VERSION} and accepts ${SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version !== LATEST_PROTOCOL_VERSION).join(', ')}`,
+        example: LATEST_PROTOCOL_VERSION,
+      }),
     pending_tools: z
       .array(
         z.object({
@@ -218,6 +229,7 @@ export function presentMcpApp(standing: McpAppStanding): McpAppView {
     ...remote,
     tool_allowlist: app.toolAllowlist,
     grade_overrides: app.gradeOverrides,
+    protocol_version: app.protocolVersion,
     tools: toolsOf(standing).map((tool) => ({
       ...summaryOf(standing, tool),
       grade_source: gradeOf(tool, app.gradeOverrides).source,

@@ -147,6 +147,7 @@ function describe(view: McpAppView, json: boolean | undefined): string {
     `name         ${view.name}`,
     `server URL   ${view.server_url}`,
     `auth         ${view.auth === 'none' ? 'none: every user may call its tools' : 'oauth: users connect through a connect link'}`,
+    `protocol     ${view.protocol_version === null ? 'not listed yet' : `MCP ${view.protocol_version} (negotiated at the last listing)`}`,
     `snapshots    ${state}`,
     `pending      ${pending}`,
     `allow-list   ${view.tool_allowlist === null ? 'every tool' : view.tool_allowlist.join(', ')}`,

@@ -26,6 +26,7 @@ async function call(method: string, path: string, body?: unknown): Promise<Answe
 
 interface AppOut {
   auth: string;
+  protocol_version: string | null;
   actions: { action: string }[];
   tools: { name: string; callable: boolean; refused_because: string | null; grade: string }[];
   snapshot: {
@@ -70,6 +71,8 @@ describe('an MCP server that asks for authorization', () => {
     );
     expect(app).toMatchObject({
       auth: 'oauth',
+      // Nothing listed yet: no revision was negotiated.
+      protocol_version: null,
       tools: [],
       snapshot: { accepted_version: null, latest_version: null, pending: null },
     });
@@ -93,6 +96,9 @@ describe('an MCP server that asks for authorization', () => {
     expect(walk.page.status).toBe(200);
 
     const refreshed = appOf(await call('POST', `/v1/mcp-apps/${APP}/refresh`));
+    // Listed with the user's token: the revision the example server negotiated (the SDK's newest).
+    expect(refreshed.protocol_version).toBe('2025-11-25');
+    expect(appOf(await call('GET', `/v1/mcp-apps/${APP}`)).protocol_version).toBe('2025-11-25');
     expect(refreshed.snapshot).toMatchObject({
       accepted_version: null,
       latest_version: 1,

@@ -44,6 +44,7 @@ function standingOf(
       gradeOverrides: {},
       acceptedVersion: accepted ? 1 : null,
       toolsCheckedAt: new Date(),
+      protocolVersion: '2025-11-25',
       createdAt: new Date(),
       updatedAt: new Date(),
       updatedBy: 'ops',

@@ -14,6 +14,8 @@ export interface RawMcpServer {
   toolsList: string;
   /** `result` of `tools/call`, as JSON text. */
   toolsCall: string;
+  /** The protocol revision `initialize` answers with; null: the one the client asked for. */
+  protocolVersion: string | null;
   /** The protected resource metadata document, as JSON text; null answers without a 401. */
   protectedBy: string | null;
   /** Every JSON-RPC method received, in order. */
@@ -62,7 +64,7 @@ export async function startRawMcpServer(): Promise<RawMcpServer> {
       const result =
         message.method === 'initialize'
           ? JSON.stringify({
-              protocolVersion: message.params?.protocolVersion,
+              protocolVersion: state.protocolVersion ?? message.params?.protocolVersion,
               capabilities: { tools: {} },
               serverInfo: { name: 'raw', version: '1.0.0' },
             })
@@ -84,6 +86,7 @@ export async function startRawMcpServer(): Promise<RawMcpServer> {
     url: `${origin}/mcp`,
     toolsList: '{"tools":[]}',
     toolsCall: '{"content":[]}',
+    protocolVersion: null,
     protectedBy: null,
     received: [],
     answered: (method) =>

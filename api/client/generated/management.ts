@@ -1232,6 +1232,11 @@ export interface components {
           [key: string]: unknown;
         };
       }[];
+      /**
+       * @description The MCP protocol revision the server negotiated (the `protocolVersion` its `initialize` answered) when Gatehouse last listed its tools; null until a listing answered (for a server that asks for authorization, the first refresh after a user connected). Gatehouse offers 2025-11-25 and accepts 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07
+       * @example 2025-11-25
+       */
+      protocol_version: string | null;
       /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
       pending_tools: {
         name: string;
@@ -1363,6 +1368,11 @@ export interface components {
           [key: string]: unknown;
         };
       }[];
+      /**
+       * @description The MCP protocol revision the server negotiated (the `protocolVersion` its `initialize` answered) when Gatehouse last listed its tools; null until a listing answered (for a server that asks for authorization, the first refresh after a user connected). Gatehouse offers 2025-11-25 and accepts 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07
+       * @example 2025-11-25
+       */
+      protocol_version: string | null;
       /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
       pending_tools: {
         name: string;
@@ -1475,6 +1485,11 @@ export interface components {
           [key: string]: unknown;
         };
       }[];
+      /**
+       * @description The MCP protocol revision the server negotiated (the `protocolVersion` its `initialize` answered) when Gatehouse last listed its tools; null until a listing answered (for a server that asks for authorization, the first refresh after a user connected). Gatehouse offers 2025-11-25 and accepts 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07
+       * @example 2025-11-25
+       */
+      protocol_version: string | null;
       /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
       pending_tools: {
         name: string;
@@ -1587,6 +1602,11 @@ export interface components {
           [key: string]: unknown;
         };
       }[];
+      /**
+       * @description The MCP protocol revision the server negotiated (the `protocolVersion` its `initialize` answered) when Gatehouse last listed its tools; null until a listing answered (for a server that asks for authorization, the first refresh after a user connected). Gatehouse offers 2025-11-25 and accepts 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07
+       * @example 2025-11-25
+       */
+      protocol_version: string | null;
       /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
       pending_tools: {
         name: string;
@@ -1709,6 +1729,11 @@ export interface components {
           [key: string]: unknown;
         };
       }[];
+      /**
+       * @description The MCP protocol revision the server negotiated (the `protocolVersion` its `initialize` answered) when Gatehouse last listed its tools; null until a listing answered (for a server that asks for authorization, the first refresh after a user connected). Gatehouse offers 2025-11-25 and accepts 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07
+       * @example 2025-11-25
+       */
+      protocol_version: string | null;
       /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
       pending_tools: {
         name: string;
@@ -1821,6 +1846,11 @@ export interface components {
           [key: string]: unknown;
         };
       }[];
+      /**
+       * @description The MCP protocol revision the server negotiated (the `protocolVersion` its `initialize` answered) when Gatehouse last listed its tools; null until a listing answered (for a server that asks for authorization, the first refresh after a user connected). Gatehouse offers 2025-11-25 and accepts 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07
+       * @example 2025-11-25
+       */
+      protocol_version: string | null;
       /** @description The pending snapshot's definitions of the tools it adds or changes: what accepting it would let agents call */
       pending_tools: {
         name: string;
