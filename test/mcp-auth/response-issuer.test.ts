@@ -215,3 +215,28 @@ describe('an authorization server whose metadata does not advertise the iss para
     expectConnected(await connect('u_unadvertised_own'));
   });
 });
+
+describe('an authorization server that advertises the iss parameter in OpenID discovery only', () => {
+  // The SDK keeps what its schema for OpenID provider metadata names, and that schema has no
+  // `authorization_response_iss_parameter_supported`: Gatehouse reads it from the document.
+  beforeAll(() => {
+    server.metadataAt = 'openid';
+    server.issParameterSupported = true;
+    server.responseError = null;
+  });
+
+  it('is refused when its response carries no iss', async () => {
+    server.responseIss = null;
+    const outcome = await connect('u_openid_none');
+    expect(
+      server.requests.some((request) => request.url === '/as/.well-known/openid-configuration'),
+    ).toBe(true);
+    expectRefused(outcome);
+    reasonIn(outcome.workerLogs, server.issuer, 'authorization_response_iss_parameter_supported');
+  });
+
+  it('is connected when its response names its own issuer', async () => {
+    server.responseIss = server.issuer;
+    expectConnected(await connect('u_openid_own'));
+  });
+});

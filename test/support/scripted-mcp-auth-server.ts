@@ -44,6 +44,12 @@ export interface ScriptedMcpAuthServer {
   responseIss: string | null;
   /** An `error` its authorization responses carry instead of a code (`access_denied`); null: a code. */
   responseError: string | null;
+  /**
+   * Where its metadata is served: `oauth` at the RFC 8414 well-known URL; `openid` at the OpenID
+   * Connect discovery URL only (`<issuer>/.well-known/openid-configuration`), as an OpenID
+   * provider that publishes no RFC 8414 document does.
+   */
+  metadataAt: 'oauth' | 'openid';
   requests: ScriptedRequest[];
   close(): Promise<void>;
 }
@@ -75,6 +81,7 @@ export async function startScriptedMcpAuthServer(): Promise<ScriptedMcpAuthServe
     issParameterSupported: false,
     responseIss: null,
     responseError: null,
+    metadataAt: 'oauth',
     requests: [],
     close: () =>
       new Promise<void>((resolve) => {
@@ -127,7 +134,18 @@ export async function startScriptedMcpAuthServer(): Promise<ScriptedMcpAuthServe
           return;
         case '/.well-known/oauth-authorization-server/as':
         case '/.well-known/oauth-authorization-server':
+          if (script.metadataAt !== 'oauth') break;
           json(200, metadata());
+          return;
+        case '/as/.well-known/openid-configuration':
+          if (script.metadataAt !== 'openid') break;
+          // The fields OpenID Connect Discovery requires besides RFC 8414's.
+          json(200, {
+            ...metadata(),
+            jwks_uri: `${base}/as/jwks`,
+            subject_types_supported: ['public'],
+            id_token_signing_alg_values_supported: ['RS256'],
+          });
           return;
         case '/as/authorize': {
           const back = new URL(url.searchParams.get('redirect_uri') ?? '');
