@@ -1,3 +1,4 @@
+import { taskResultsScenario, taskResultsTable } from './task-results.js';
 import { auditExportScenario, exportLine } from './audit-export.js';
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -239,11 +240,14 @@ async function floorAlone(stack: BenchStack, settings: Settings, log: (line: str
   return measure(request, { concurrency: 1, count: settings.latencyRequests });
 }
 
+/** How many MCP clients hold `tasks/result` open at once in `--only tasks`. */
+const TASK_RESULT_WAITERS = 1000;
+
 async function main(): Promise<void> {
   const only = process.argv.includes('--only')
     ? process.argv[process.argv.indexOf('--only') + 1]
     : undefined;
-  const onlyOnes = ['simulate', 'approvals', 'export', 'console', 'notify'];
+  const onlyOnes = ['simulate', 'approvals', 'export', 'console', 'notify', 'tasks'];
   if (only !== undefined && !onlyOnes.includes(only)) {
     throw new Error(`--only takes: ${onlyOnes.join(', ')}`);
   }
@@ -310,6 +314,15 @@ async function main(): Promise<void> {
         approvalNotices: notices,
       });
       process.stdout.write(`\n${approvalNoticesTable(notices)}${machineLine(file)}`);
+      return;
+    }
+    if (only === 'tasks') {
+      const taskResults = await taskResultsScenario(stack, TASK_RESULT_WAITERS, log);
+      const file = await writeReport({
+        ...(await runContext(mode, scaleOut, settings, stack.settings)),
+        taskResults,
+      });
+      process.stdout.write(`\n${taskResultsTable(taskResults)}${machineLine(file)}`);
       return;
     }
     if (only === 'approvals') {
