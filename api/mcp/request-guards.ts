@@ -34,6 +34,26 @@ const toolCallParams = z.looseObject({
       error: 'must be an object of the tool’s arguments by name',
     })
     .optional(),
+  // A task-augmented call (MCP tasks): `ttl` in milliseconds, if the client asks for one.
+  task: z
+    .looseObject(
+      {
+        ttl: z
+          .number({ error: 'must be a number of milliseconds' })
+          .int({ error: 'must be a whole number of milliseconds' })
+          .nonnegative({ error: 'must not be negative' })
+          .optional(),
+      },
+      { error: 'must be an object ({"ttl": milliseconds} or {})' },
+    )
+    .optional(),
+});
+
+/** `tasks/get`, `tasks/result`, `tasks/cancel`: the task is named by its id alone. */
+const taskParams = z.looseObject({
+  taskId: z.string({ error: 'must be a task id, as a string' }).max(200, {
+    error: 'is longer than any task id',
+  }),
 });
 
 const listToolsParams = z
@@ -43,6 +63,10 @@ const listToolsParams = z
 const PARAMS: Record<string, z.ZodType> = {
   'tools/call': toolCallParams,
   'tools/list': listToolsParams,
+  'tasks/get': taskParams,
+  'tasks/result': taskParams,
+  'tasks/cancel': taskParams,
+  'tasks/list': listToolsParams,
 };
 
 function paramsProblem(request: JSONRPCRequest): string | null {

@@ -112,6 +112,7 @@ export async function taskResultsScenario(
   const samples: number[] = [];
   let answered = 0;
   let errors = 0;
+  const reasons = new Set<string>();
   await Promise.all(
     waiting.map(async (one) => {
       try {
@@ -125,6 +126,7 @@ export async function taskResultsScenario(
     }),
   );
   const elapsed = performance.now() - approvedAt;
+  for (const reason of reasons) log(`a client got no result: ${reason}`);
   const listed = await fetch(`${api}/v1/actions/acme.list_tasks/run`, {
     method: 'POST',
     headers: { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' },

@@ -401,6 +401,79 @@ describe('whose task it is', () => {
   });
 });
 
+describe('hostile task requests', () => {
+  /** One JSON-RPC request as any client could post it: the server is stateless. */
+  async function rawRpc(
+    address: URL,
+    method: string,
+    params: unknown,
+  ): Promise<{ status: number; error?: { code: number; message: string }; result?: unknown }> {
+    const response = await fetch(address, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+    });
+    const text = await response.text();
+    const data = /^data: (.+)$/m.exec(text)?.[1] ?? text;
+    return { status: response.status, ...(JSON.parse(data) as object) };
+  }
+
+  it('malformed task parameters are -32602 naming the field, and no task or call is made', async () => {
+    const session = await mintSession(stack, { user: 't_ann' });
+    const before = await stack.db.sql<{ n: number }[]>`select count(*)::int as n from mcp_tasks`;
+    const cases: [string, unknown, RegExp][] = [
+      [
+        'tools/call',
+        { name: 'acme__create_task', arguments: { title: 'x' }, task: 'soon' },
+        /task must be an object/,
+      ],
+      [
+        'tools/call',
+        { name: 'acme__create_task', arguments: { title: 'x' }, task: { ttl: -5 } },
+        /task\.ttl must not be negative/,
+      ],
+      [
+        'tools/call',
+        { name: 'acme__create_task', arguments: { title: 'x' }, task: { ttl: 'a day' } },
+        /task\.ttl must be a number/,
+      ],
+      ['tasks/get', { taskId: 42 }, /taskId must be a task id/],
+      ['tasks/result', {}, /taskId must be a task id/],
+      ['tasks/cancel', { taskId: 'y'.repeat(10_000) }, /taskId is longer than any task id/],
+      ['tasks/list', { cursor: { after: 1 } }, /cursor must be a string/],
+    ];
+    for (const [method, params, message] of cases) {
+      const answer = await rawRpc(session.address, method, params);
+      expect(answer.status).toBe(200);
+      expect(answer.error?.code).toBe(ErrorCode.InvalidParams);
+      expect(answer.error?.message).toMatch(message);
+    }
+    const after = await stack.db.sql<{ n: number }[]>`select count(*)::int as n from mcp_tasks`;
+    expect(after[0]?.n).toBe(before[0]?.n);
+  });
+
+  it('a refused call made as a task is a failed task holding the refusal', async () => {
+    const mcp = await sessionClient('t_ann');
+    const { task } = await callAsTask(mcp.client, 'acme__create_task', { title: 42 });
+    const failed = await mcp.client.experimental.tasks.getTask(task.taskId);
+    expect(failed.status).toBe('failed');
+    expect(failed.statusMessage).toMatch(/title/);
+    const result = await resultOf(mcp.client, task.taskId);
+    expect(errorOf(result)).toMatchObject({ code: 'invalid_request' });
+  });
+
+  it('an unknown tool made as a task is the protocol error a plain call gets, and no task', async () => {
+    const mcp = await sessionClient('t_ann');
+    const error = await refusal(callAsTask(mcp.client, 'acme__no_such_tool', {}));
+    expect(error.code).toBe(ErrorCode.InvalidParams);
+    expect(error.message).toMatch(/Unknown tool/);
+  });
+});
+
 describe('a task outlives the process that created it', () => {
   it('created on one API server, polled on another, approved after it and the worker went away', async () => {
     const creator = await startTestApi(stack.config, stack.db.sql);
