@@ -110,6 +110,18 @@ export async function insertEndedMcpTask(
   return row;
 }
 
+/**
+ * Deletes up to `limit` tasks past their ttl (they answer "not found" already): called as tasks
+ * are created, so the table holds about a ttl's worth of tasks without a job of its own.
+ */
+export async function pruneExpiredMcpTasks(sql: Db, limit: number): Promise<number> {
+  const rows = await sql`
+    delete from mcp_tasks where id in (
+      select id from mcp_tasks where expires_at <= now() order by expires_at limit ${limit})
+    returning id`;
+  return rows.length;
+}
+
 /** A task whose workflow could not be started: it never was one. */
 export async function deleteMcpTask(sql: Db, id: string): Promise<void> {
   await sql`delete from mcp_tasks where id = ${id}`;

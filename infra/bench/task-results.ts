@@ -118,10 +118,15 @@ export async function taskResultsScenario(
       try {
         const answer = await one.answer;
         samples.push(performance.now() - approvedAt);
-        if (answer.result?.structuredContent?.ok === true) answered += 1;
-        else errors += 1;
-      } catch {
+        if (answer.result?.structuredContent?.ok === true) {
+          answered += 1;
+        } else {
+          errors += 1;
+          reasons.add(JSON.stringify(answer.error ?? answer.result).slice(0, 200));
+        }
+      } catch (error) {
         errors += 1;
+        reasons.add(String(error).slice(0, 200));
       }
     }),
   );

@@ -28,3 +28,6 @@ create table mcp_tasks (
 -- tasks/list: an agent's tasks for one user in its environment, newest first.
 create index mcp_tasks_owner_idx
   on mcp_tasks (environment_id, agent_id, user_external_id, created_at desc, id desc);
+
+-- Tasks past their ttl are deleted a batch at a time as new ones are created.
+create index mcp_tasks_expiry_idx on mcp_tasks (expires_at);

@@ -5,6 +5,7 @@ import {
   deleteMcpTask,
   insertEndedMcpTask,
   insertMcpTask,
+  pruneExpiredMcpTasks,
   type McpTask,
   type NewMcpTask,
 } from '../../../activities/db/mcp-tasks.js';
@@ -22,6 +23,9 @@ import { taskView } from './task-view.js';
 
 /** The `_meta` key of what a host may hand its model at once while the task works. */
 const MODEL_IMMEDIATE_RESPONSE = 'io.modelcontextprotocol/model-immediate-response';
+
+/** How many expired tasks one creation deletes at most. */
+const PRUNE_BATCH = 2;
 
 /** As the held call workflow's deadline bounds its start, this bounds the task workflow's. */
 const START_DEADLINE_MS = 5_000;
@@ -83,6 +87,8 @@ export async function callToolAsTask(
     ttlMs: config.mcp.tasks.ttlSeconds * 1000,
   };
   const { pollIntervalMs } = config.mcp.tasks;
+  // Twice as many as are created, so expired tasks never pile up.
+  await pruneExpiredMcpTasks(sql, PRUNE_BATCH);
   if (outcome.kind === 'answered') {
     const task = await insertEndedMcpTask(
       sql,
