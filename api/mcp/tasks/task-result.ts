@@ -87,7 +87,10 @@ export function taskResultHandler(
       const watch = waiters.watch(taskId, until, extra.signal);
       let task: McpTaskWithApproval | null;
       try {
-        task = await store.find(taskId);
+        // Woken together, the requests of one owner share one read of the task.
+        task = await waiters.readOnce(`${store.ownerKey}\u0000${taskId}`, watch.since, () =>
+          store.find(taskId),
+        );
       } catch (error) {
         watch.stop();
         throw error;

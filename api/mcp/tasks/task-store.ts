@@ -79,6 +79,11 @@ export class McpTaskStore implements TaskStore {
     };
   }
 
+  /** Names the owner, for sharing reads between its requests (task-waiters.ts). */
+  get ownerKey(): string {
+    return [this.owner.environmentId, this.owner.agentId, this.owner.userExternalId].join('\u0000');
+  }
+
   private get pollIntervalMs(): number {
     return this.deps.config.mcp.tasks.pollIntervalMs;
   }

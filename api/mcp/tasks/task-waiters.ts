@@ -1,8 +1,11 @@
+import { performance } from 'node:perf_hooks';
 import { MCP_TASK_SETTLED_CHANNEL } from '../../../activities/db/mcp-tasks.js';
 import type { Sql } from '../../../infra/database/client.js';
 
 /** One waiting `tasks/result`: woken when its task may have ended. */
 export interface TaskWatch {
+  /** When the watch began (performance.now()): reads from before it may miss the end. */
+  since: number;
   /** Settles when the task may have ended, at `untilMs`, or when `signal` aborts. Never rejects. */
   changed: Promise<void>;
   stop(): void;
@@ -18,6 +21,7 @@ export interface TaskWatch {
  */
 export class TaskWaiters {
   private readonly watching = new Map<string, Set<() => void>>();
+  private readonly reading = new Map<string, { startedAt: number; promise: Promise<unknown> }>();
   private listening: Promise<unknown> | null = null;
 
   constructor(private readonly sql: Sql) {}
@@ -35,6 +39,7 @@ export class TaskWaiters {
    */
   watch(taskId: string, untilMs: number, signal: AbortSignal): TaskWatch {
     this.listen();
+    const since = performance.now();
     let wake: () => void = () => undefined;
     const changed = new Promise<void>((resolve) => {
       wake = resolve;
@@ -55,7 +60,26 @@ export class TaskWaiters {
       this.watching.set(taskId, wakes);
     }
     wakes.add(wake);
-    return { changed: changed.finally(stop), stop };
+    return { since, changed: changed.finally(stop), stop };
+  }
+
+  /**
+   * One read for the requests that ask for the same `key` while it is in flight: a task's end
+   * wakes all its waiting requests at once, and they need one row read, not a thousand. A read
+   * that started before `since` (when the asking request began to watch) is not joined: it may
+   * have read the task before the end the request must not miss.
+   */
+  readOnce<T>(key: string, since: number, read: () => Promise<T>): Promise<T> {
+    const inFlight = this.reading.get(key);
+    if (inFlight && inFlight.startedAt >= since) return inFlight.promise as Promise<T>;
+    const started = { startedAt: performance.now(), promise: read() };
+    this.reading.set(key, started);
+    void started.promise
+      .finally(() => {
+        if (this.reading.get(key) === started) this.reading.delete(key);
+      })
+      .catch(() => undefined);
+    return started.promise;
   }
 
   private listen(): void {
