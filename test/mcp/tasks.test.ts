@@ -11,6 +11,7 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { APPROVAL_PAGE_PATH } from '../../activities/approvals/link-token.js';
+import { revokeApiKey } from '../../activities/db/api-keys.js';
 import { mcpTaskResultsWaiting } from '../../infra/telemetry/metrics.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { eventually } from '../support/eventually.js';
@@ -327,6 +328,27 @@ describe('a held call is a task', () => {
     const result = await resultOf(mcp.client, task.taskId);
     expect(result.structuredContent).toMatchObject({ ok: true, data: { title } });
     expect((await titles('t_gus')).filter((one) => one === title)).toHaveLength(1);
+  });
+});
+
+describe('a task whose key is revoked while it waits', () => {
+  it('does not run the approved call: the task fails, and the app gets nothing', async () => {
+    // A key of its own: revoking it must not touch the other tests' caller.
+    const key = await createTestKey(stack.db.sql, { access: 'standard', agentId: 'task-revoked' });
+    const mcp = await sessionClient('t_dan', { key });
+    const title = `revoked ${String(Date.now())}`;
+    const { task } = await callAsTask(mcp.client, 'acme__create_task', { title });
+    expect(await revokeApiKey(stack.db.sql, key.id)).toBe(true);
+    await decide(await approvalOf(task.taskId), 'approve');
+    const ended = await eventually('the task ends', async () => {
+      const [row] = await stack.db.sql<{ status: string; statusMessage: string }[]>`
+        select status, status_message from mcp_tasks where id = ${task.taskId}`;
+      return row?.status === 'working' ? null : row;
+    });
+    expect(ended).toMatchObject({ status: 'failed' });
+    expect(ended.statusMessage).toMatch(/revoked/);
+    expect(ended.statusMessage).not.toContain(key.key);
+    expect(await titles('t_dan')).not.toContain(title);
   });
 });
 
