@@ -219,10 +219,13 @@ export async function awaitRemoteTask(
     }
   };
 
-  /** Best effort: a server that cannot be told still ends the task at its ttl. */
+  /**
+   * Best effort, on the connection at hand or a new one to the task's session: a server that
+   * cannot be told still ends the task at its ttl.
+   */
   const cancel = async (current: McpSession | null): Promise<void> => {
-    if (!current) return;
-    await ask(current, 'tasks/cancel').catch(() => undefined);
+    const told = current ?? (await open(false, true).catch(() => null));
+    if (told) await ask(told, 'tasks/cancel').catch(() => undefined);
   };
 
   /** `tasks/result`: what the tool call would have answered (its result, or its error). */

@@ -334,6 +334,27 @@ describe('an attempt after a lost worker', () => {
     expect(scripted.received).toEqual(['tasks/get', 'tasks/result']);
   });
 
+  it('after the wait for the task is over cancels it, in its session, and answers upstream_timeout', async () => {
+    const earlier: ToolCallProgress = {
+      step: 'task',
+      task: {
+        taskId: 'task-1',
+        sessionId: 'session-1',
+        protocolVersion: null,
+        until: Date.now() - 1,
+      },
+    };
+    const { failure, answer } = await failureOf(
+      mcpToolUpstream(deps(scripted.url), call('job'), signal, attemptOf({ earlier })),
+    );
+    expect(failure).toMatchObject({ type: 'UpstreamTimeout', nonRetryable: true });
+    expect(answer).toMatchObject({
+      code: 'upstream_timeout',
+      extra: { write_may_have_happened: true },
+    });
+    expect(scripted.received).toEqual(['tasks/cancel']);
+  });
+
   it('that finds no task recorded sends nothing: the write may have happened', async () => {
     const { failure, answer } = await failureOf(
       mcpToolUpstream(
