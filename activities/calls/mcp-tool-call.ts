@@ -47,7 +47,7 @@ export interface McpToolRequest {
   accessToken: string | null;
   /** MCP_APPS_ALLOW_PRIVATE: whether the server may be on a loopback or private address. */
   allowPrivate: boolean;
-  /** When the caller's wait for the app's answer, or for the task it creates, ends (epoch ms). */
+  /** When the wait for the answer to `tools/call` (a result, or a task created) ends (epoch ms). */
   deadline: number;
   limitBytes: number;
   /** Aborted when Temporal gives up on the attempt. */
