@@ -13,7 +13,7 @@ import {
 import { APPROVAL_PAGE_PATH } from '../../activities/approvals/link-token.js';
 import { revokeApiKey } from '../../activities/db/api-keys.js';
 import { mcpTaskResultsWaiting } from '../../infra/telemetry/metrics.js';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { startServiceProcess } from '../support/service-process.js';
 import { eventually } from '../support/eventually.js';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
@@ -51,7 +51,7 @@ afterAll(async () => {
 /** An SDK client on a fresh session for `user` (on `api`, the stack's by default). */
 async function sessionClient(
   user: string,
-  options: { key?: TestKey; api?: TestApi } = {},
+  options: { key?: TestKey; api?: { url: string } } = {},
 ): Promise<TestMcpClient> {
   const session = await mintSession(stack, { user }, options.key ?? stack.key);
   const address = new URL(session.address.pathname, (options.api ?? stack.api).url);
@@ -497,25 +497,31 @@ describe('hostile task requests', () => {
 });
 
 describe('a task outlives the process that created it', () => {
-  it('created on one API server, polled on another, approved after it and the worker went away', async () => {
-    const creator = await startTestApi(stack.config, stack.db.sql);
-    let creatorOpen = true;
+  it('created on one API process, polled on another, approved after it and the worker went away', async () => {
+    // `gatehouse api` as a process of its own, as a deployment runs several.
+    const creator = await startServiceProcess('api', stack.config, {
+      env: {
+        MCP_TASK_POLL_INTERVAL_MS: '200',
+        MCP_TASK_RESULT_WAIT_SECONDS: String(RESULT_WAIT_SECONDS),
+      },
+    });
+    let creatorRunning = true;
     try {
-      const first = await sessionClient('t_ann', { api: creator });
+      const first = await sessionClient('t_ann', { api: { url: creator.url } });
       const title = `restarted ${String(Date.now())}`;
       const { task } = await callAsTask(first.client, 'acme__create_task', { title });
 
-      // Another API server answers for it at once.
+      // Another API process (the test's own) answers for it at once.
       const other = await sessionClient('t_ann');
       expect(await other.client.experimental.tasks.getTask(task.taskId)).toMatchObject({
         taskId: task.taskId,
         status: 'working',
       });
 
-      // The API server that created it and the worker both go away before the decision.
+      // The API process that created it and the worker both go away before the decision.
       await first.close();
-      await creator.close();
-      creatorOpen = false;
+      await creator.stop();
+      creatorRunning = false;
       await stack.restartWorker();
 
       await decide(await approvalOf(task.taskId), 'approve');
@@ -523,7 +529,7 @@ describe('a task outlives the process that created it', () => {
       expect(result.structuredContent).toMatchObject({ ok: true, data: { title } });
       expect((await titles('t_ann')).filter((one) => one === title)).toHaveLength(1);
     } finally {
-      if (creatorOpen) await creator.close();
+      if (creatorRunning) await creator.stop();
     }
   });
 });
