@@ -19,6 +19,7 @@ import { recordReplayAudit } from '../../activities/calls/replay-audit.js';
 import { callKey, claimCallKeyAndFindStanding } from '../../activities/db/call-idempotency-keys.js';
 import {
   approvalView,
+  findApprovalById,
   findPendingApproval,
   findStandingApproval,
   type Approval,
@@ -383,6 +384,16 @@ export class CallWorkflows {
     }
   }
 
+  /** Whether Postgres still has the approval pending and unexpired (a held call's truth). */
+  private async stillHeld(approvalId: string): Promise<boolean> {
+    try {
+      const now = await findApprovalById(this.sql, approvalId);
+      return now?.status === 'pending' && now.expiresAt.getTime() > Date.now();
+    } catch {
+      return false;
+    }
+  }
+
   /** Approve or reject through the workflow that holds the call; 409 once it is not pending. */
   async decide(
     approval: Approval,
@@ -434,6 +445,16 @@ export class CallWorkflows {
         throw new InvalidRequestError(error.cause?.message ?? 'This grant cannot be made.', [
           { path: 'grant', message: error.cause?.message ?? 'refused' },
         ]);
+      }
+      if (error instanceof WorkflowNotFoundError && (await this.stillHeld(approval.id))) {
+        // Postgres says the call is held, so its workflow is there: Temporal answers "not found"
+        // while it is starting up (its namespaces not loaded yet). Nothing was decided.
+        const seconds = Math.ceil(this.limits.deadlineMs / 1000);
+        throw new ServiceUnavailableError(
+          `The decision was not applied: Gatehouse could not reach the held call within ${seconds} s, ` +
+            'and it will not be applied later. Decide again.',
+          { approval: { id: approval.id }, decision_state: 'not_applied' },
+        );
       }
       if (failureType(error) === APPROVAL_NOT_PENDING || error instanceof WorkflowNotFoundError) {
         throw new ConflictError(`Approval ${approval.id} is no longer pending.`, {
