@@ -36,7 +36,6 @@ export interface McpTaskWithApproval extends McpTask {
   approvalStatus: ApprovalStatus | null;
   approvalRequestedFrom: string[] | null;
   approvalExpiresAt: Date | null;
-  approvalDecidedBy: string | null;
 }
 
 const taskColumns = (sql: Db) => sql`
@@ -44,7 +43,7 @@ const taskColumns = (sql: Db) => sql`
   t.approval_id, t.workflow_id, t.status, t.status_message, t.answer, t.created_at,
   t.last_updated_at, t.ttl_ms::float8 as ttl_ms, t.expires_at,
   a.status as approval_status, a.requested_from as approval_requested_from,
-  a.expires_at as approval_expires_at, a.decided_by as approval_decided_by`;
+  a.expires_at as approval_expires_at`;
 
 /**
  * Whose task a request may see: the agent's, in its environment, for the same end user. An agent

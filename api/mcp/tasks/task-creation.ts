@@ -46,7 +46,6 @@ function created(
       approvalStatus: approval ? 'pending' : null,
       approvalRequestedFrom: approval?.requested_from ?? null,
       approvalExpiresAt: approval ? new Date(approval.expires_at) : null,
-      approvalDecidedBy: null,
     },
     pollIntervalMs,
   );
