@@ -76,7 +76,7 @@ describe('gatehouse.runAction when the held call is not approved', () => {
     try {
       const lapsed = title('expired');
       const handle = await fixture.startCaller({ title: lapsed }, caller);
-      const approval = await fixture.pendingApprovalFor(lapsed);
+      const approval = await fixture.pendingApprovalFor(lapsed, true);
 
       const failure = await refusalOf(handle);
       expect(failure).toMatchObject({

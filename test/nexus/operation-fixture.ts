@@ -32,15 +32,20 @@ export function operationFixture(stack: CallStack, seeded: SeededConnection, age
       });
     },
 
-    /** The pending approval of this title's create_task, waited for as the call is held. */
-    async pendingApprovalFor(title: string): Promise<PendingApproval> {
+    /**
+     * The approval of this title's create_task, waited for as the call is held: pending, or in
+     * any state when `anyStatus` (an approval that expires within seconds may have expired
+     * before a loaded machine lets the test look).
+     */
+    async pendingApprovalFor(title: string, anyStatus = false): Promise<PendingApproval> {
+      const status = anyStatus ? '' : 'status=pending&';
       return eventually(
-        `a pending approval for "${title}"`,
+        `an approval for "${title}"`,
         async () => {
           const answer = await stack.request(
             stack.approver,
             'GET',
-            `/v1/approvals?status=pending&agent=${agent}`,
+            `/v1/approvals?${status}agent=${agent}`,
           );
           return (answer.body.data as PendingApproval[] | undefined)?.find(
             (approval) => approval.request.input?.title === title,
