@@ -35,7 +35,7 @@ export function operationGrade(
   if (extension !== undefined) {
     if (!isCallScope(extension)) {
       throw new OperationProblem(
-        `its ${SCOPE_EXTENSION} is ${quoted(JSON.stringify(extension), 40)}, not read, write or destructive`,
+        `its ${SCOPE_EXTENSION} is ${typeof extension === 'string' ? quoted(extension, 40) : quoted(JSON.stringify(extension), 40)}, not read, write or destructive`,
       );
     }
     return { grade: extension, source: 'extension' };

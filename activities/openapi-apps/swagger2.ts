@@ -123,8 +123,10 @@ function operation30(
   const global = member(swagger, 'parameters');
   const resolve = (entry: unknown): unknown => {
     const ref = isObject(entry) ? member(entry, '$ref') : undefined;
-    if (typeof ref === 'string' && ref.startsWith('#/parameters/') && isObject(global)) {
-      const name = decodeURIComponent(ref.slice('#/parameters/'.length))
+    // References were rewritten to their 3.0 places already.
+    const place = '#/components/parameters/';
+    if (typeof ref === 'string' && ref.startsWith(place) && isObject(global)) {
+      const name = decodeURIComponent(ref.slice(place.length))
         .replace(/~1/g, '/')
         .replace(/~0/g, '~');
       return member(global, name) ?? entry;
