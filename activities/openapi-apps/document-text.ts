@@ -65,9 +65,12 @@ function readYaml(text: string): unknown {
       merge: false,
     }) as unknown;
   } catch (error) {
-    // The composer recurses: text nested deep enough overflows its stack.
-    if (error instanceof RangeError) throw tooDeep();
     const why = error instanceof Error ? error.message : 'unreadable';
+    // The composer recurses: text nested deep enough overflows its stack, which the parser
+    // reports as a syntax error of its own.
+    if (error instanceof RangeError || why.includes('Maximum call stack size exceeded')) {
+      throw tooDeep();
+    }
     if (/alias/i.test(why) && /excessive|resource exhaustion/i.test(why)) {
       throw overLimit(
         'yaml_aliases',
