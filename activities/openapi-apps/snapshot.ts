@@ -119,8 +119,10 @@ export function changedFields(before: PinnedOperation, after: PinnedOperation): 
   return FIELDS.filter((field) => {
     if (field === 'parameters' || field === 'body') {
       // A cyclic schema lives in `defs`: a change there changes what refers to it.
+      const [was, is] = [canonicalJson(before[field]), canonicalJson(after[field])];
+      if (was !== is) return true;
       return (
-        canonicalJson([before[field], before.defs]) !== canonicalJson([after[field], after.defs])
+        is.includes('"$ref":"#/$defs/') && canonicalJson(before.defs) !== canonicalJson(after.defs)
       );
     }
     return canonicalJson(before[field]) !== canonicalJson(after[field]);
