@@ -203,6 +203,12 @@ function compileProblem(schema: Record<string, unknown>): string | null {
 export function importDocument(request: ImportRequest): OpenApiImport {
   const overrides = checkedOverrides(request.gradeOverrides);
   const allowlist = request.allowlist ?? null;
+  if (allowlist !== null && !allowlist.every((name) => typeof name === 'string')) {
+    throw new OpenApiImportError(
+      'the allow-list holds something other than action names',
+      'operation_allowlist',
+    );
+  }
   const { document, specification, dialect } = versioned(readDocument(request.document));
   const refs = new DocumentReferences(document);
   const documentUrl = request.documentUrl ?? null;
