@@ -19,7 +19,8 @@ const run = promisify(execFile);
 
 /** Written last, after the content was checked: a folder without it is never trusted. */
 const STAMP = '.verified';
-const STDERR_TAIL_LINES = 12;
+/** Lines of a failed program's stderr shown in its error, stack frames left out. */
+const STDERR_LINES = 14;
 /** How often a process waiting for another's install looks again; the install takes seconds. */
 const LOCK_POLL_MS = 500;
 /** A lock file without a readable pid this old was left by a process killed while writing it. */
@@ -221,13 +222,18 @@ export async function runTool(
       typeof failure.code === 'number'
         ? `exited with code ${String(failure.code)}`
         : `was stopped (${failure.signal ?? failure.code ?? 'unknown error'})`;
-    const tail = (failure.stderr ?? '').trim().split('\n').slice(-STDERR_TAIL_LINES);
-    throw new Error(
-      [`${file} ${args.join(' ')} ${how}; its stderr ends with:`, ...tail].join('\n'),
-      {
-        cause: err,
-      },
-    );
+    // npm says what went wrong first and where its log is last, with a stack trace between.
+    const lines = (failure.stderr ?? '')
+      .trim()
+      .split('\n')
+      .filter((line) => !/\s{2,}at \S/.test(line));
+    const shown =
+      lines.length <= STDERR_LINES
+        ? lines
+        : [...lines.slice(0, STDERR_LINES - 4), '…', ...lines.slice(-3)];
+    throw new Error([`${file} ${args.join(' ')} ${how}; its stderr says:`, ...shown].join('\n'), {
+      cause: err,
+    });
   }
 }
 
