@@ -30,6 +30,7 @@ import {
   type McpAppChanges,
   type McpAppStanding,
 } from '../db/mcp-apps.js';
+import { openApiAppExists } from '../db/openapi-apps.js';
 import { recordRegistryEvent, type RegistryActor } from './registry-audit.js';
 import { listingConnection } from './listing-connection.js';
 import { serverUrlProblem } from './server-url.js';
@@ -146,7 +147,10 @@ export async function registerMcpApp(
   const problem = await serverUrlProblem(input.serverUrl, deps.config.mcpApps.allowPrivate);
   if (problem) throw new RegistryError('server_url', problem);
   // Checked before the server is contacted; the insert settles a race between two registrations.
-  if (await findMcpApp(deps.sql, actor.environmentId, input.id)) {
+  if (
+    (await findMcpApp(deps.sql, actor.environmentId, input.id)) ||
+    (await openApiAppExists(deps.sql, actor.environmentId, input.id))
+  ) {
     throw new RegistryError('id_taken', `The environment already has an app "${input.id}".`);
   }
   const listing = await listServerTools(input.serverUrl, {
