@@ -2,7 +2,9 @@
  * The workflow behind one MCP task: a task-augmented `tools/call` that was held for approval.
  * Its story:
  *
- *   held (the API made the first request and created the task) → wait for the approval, durably
+ *   held (the API made the first request and created the task) → stamp the task as started (a
+ *     start the API gave up on finds no task, and ends here: the agent was told to call again)
+ *     → wait for the approval, durably
  *     approved or rejected → request the call again: the held call workflow runs it, once (or
  *                            denies it); its answer is the task's result
  *     expired               → the task fails `approval_expired`: the call did not run
@@ -14,7 +16,7 @@
  * plain tool call. A task's result does not wait for anyone to poll: once approved, the call runs,
  * and the answer waits in Postgres for `tasks/result`. Its id is `mcp-task/<environment>/<task id>`.
  */
-import { proxyActivities, setCurrentDetails } from '@temporalio/workflow';
+import { patched, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { decisionOf } from './approval-wait.js';
 import type { McpTaskStart, McpTaskTicket } from './mcp-task-types.js';
@@ -25,7 +27,7 @@ import { workflowUuidV7 } from './nexus/workflow-uuid.js';
  * answered in time is tried again, which the task's Idempotency-Key makes safe: a retry joins the
  * running call or gets the answer kept under the key. Recording the end is one statement.
  */
-const { runTaskCall, endTask } = proxyActivities<Activities>({
+const { claimTask, runTaskCall, endTask } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
@@ -33,6 +35,11 @@ const { runTaskCall, endTask } = proxyActivities<Activities>({
 export async function mcpToolTask(start: McpTaskStart): Promise<void> {
   const ticket = (): McpTaskTicket => ({ requestId: workflowUuidV7(), traceId: start.traceId });
   let { approvalId, expiresAt } = start;
+  // Tasks started before the claim replay without it.
+  if (patched('mcp-task-claimed-at-start') && !(await claimTask(start.taskId))) {
+    setCurrentDetails(`Task ${start.taskId} was given up before this start; nothing runs.`);
+    return;
+  }
   for (;;) {
     setCurrentDetails(`Waiting for approval ${approvalId} until ${expiresAt}.`);
     const status = await decisionOf(approvalId, expiresAt);

@@ -121,9 +121,24 @@ export async function pruneExpiredMcpTasks(sql: Db, limit: number): Promise<numb
   return rows.length;
 }
 
-/** A task whose workflow could not be started: it never was one. */
-export async function deleteMcpTask(sql: Db, id: string): Promise<void> {
-  await sql`delete from mcp_tasks where id = ${id}`;
+/**
+ * A task whose workflow the API could not start in time: deleted, so it never was one, unless
+ * the workflow did start and stamped it meanwhile (`claimMcpTask`). Whether it was deleted.
+ */
+export async function abandonMcpTask(sql: Db, id: string): Promise<boolean> {
+  const rows = await sql`
+    delete from mcp_tasks where id = ${id} and started_at is null returning id`;
+  return rows.length > 0;
+}
+
+/**
+ * Stamps the task as its workflow begins. False when the row is gone: the API gave up on the
+ * start and told the agent so, and the workflow must run nothing. Safe to run twice.
+ */
+export async function claimMcpTask(sql: Db, id: string): Promise<boolean> {
+  const rows = await sql`
+    update mcp_tasks set started_at = coalesce(started_at, now()) where id = ${id} returning id`;
+  return rows.length > 0;
 }
 
 /** The task, if `owner` may see it and it has not outlived its ttl. */

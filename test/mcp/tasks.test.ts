@@ -12,9 +12,17 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { APPROVAL_PAGE_PATH } from '../../activities/approvals/link-token.js';
 import { revokeApiKey } from '../../activities/db/api-keys.js';
+import { abandonMcpTask } from '../../activities/db/mcp-tasks.js';
 import { mcpTaskResultsWaiting } from '../../infra/telemetry/metrics.js';
 import { startServiceProcess } from '../support/service-process.js';
 import { eventually } from '../support/eventually.js';
+import { startArgumentOf } from '../support/workflow-history.js';
+import {
+  MCP_TASK_WORKFLOW,
+  mcpTaskWorkflowId,
+  type McpTaskStart,
+} from '../../workflows/mcp-task-types.js';
+import { randomUUID } from 'node:crypto';
 import { startCallStack, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
@@ -38,7 +46,17 @@ beforeAll(async () => {
       },
     }),
   );
-  for (const user of ['t_ann', 't_ben', 't_cat', 't_dan', 't_eve', 't_fay', 't_gus', 't_hal']) {
+  for (const user of [
+    't_ann',
+    't_ben',
+    't_cat',
+    't_dan',
+    't_eve',
+    't_fay',
+    't_gus',
+    't_hal',
+    't_ivy',
+  ]) {
     await stack.connect(user);
   }
 });
@@ -316,6 +334,40 @@ describe('a held call is a task', () => {
     const again = await refusal(mcp.client.experimental.tasks.cancelTask(task.taskId));
     expect(again.code).toBe(ErrorCode.InvalidParams);
     expect(await titles('t_fay')).not.toContain('withdrawn');
+  });
+
+  it('a task whose workflow the API gave up starting runs nothing when that start lands late, even approved', async () => {
+    const mcp = await sessionClient('t_ivy');
+    const title = `given up ${String(Date.now())}`;
+    const { task } = await callAsTask(mcp.client, 'acme__create_task', { title });
+    const approvalId = await approvalOf(task.taskId);
+    const temporal = stack.api.temporal;
+    const live = mcpTaskWorkflowId('test', task.taskId);
+    // The live task's workflow stamped its row as it began: the API cannot give that task up.
+    await eventually('the task stamped as started', async () => {
+      const [row] = await stack.db.sql<{ startedAt: Date | null }[]>`
+        select started_at from mcp_tasks where id = ${task.taskId}`;
+      return row?.startedAt ?? undefined;
+    });
+    expect(await abandonMcpTask(stack.db.sql, task.taskId)).toBe(false);
+
+    // The same start for a task the API deleted when its start deadline passed: Temporal took
+    // it after all. The live workflow is stopped, so only the late one could run the call.
+    const start = (await startArgumentOf(temporal, live)) as McpTaskStart;
+    await temporal.workflow.getHandle(live).terminate('replaced by a late start in a test');
+    const givenUp = randomUUID();
+    const late = await temporal.workflow.start(MCP_TASK_WORKFLOW, {
+      taskQueue: stack.config.temporal.taskQueue,
+      workflowId: mcpTaskWorkflowId('test', givenUp),
+      args: [{ ...start, taskId: givenUp }],
+    });
+    await decide(approvalId, 'approve');
+    await late.result();
+    const [audit] = await stack.db.sql<{ count: number }[]>`
+      select count(*)::int as count from audit_events
+      where approval_id = ${approvalId} and decision = 'allowed'`;
+    expect(audit?.count).toBe(0);
+    expect(await titles('t_ivy')).not.toContain(title);
   });
 
   it('tasks/cancel after the approval is refused, and the approved call runs once', async () => {

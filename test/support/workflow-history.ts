@@ -67,3 +67,15 @@ export async function storedPayloads(client: Client, workflowId: string): Promis
   visit(history);
   return found;
 }
+
+/** The first argument a workflow was started with, decoded as its worker received it. */
+export async function startArgumentOf(client: Client, workflowId: string): Promise<unknown> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const payload =
+    history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  if (!payload) throw new Error(`${workflowId} has no start argument`);
+  let payloads = [payload];
+  const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
+  for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads);
+  return payloadConverter.fromPayload(payloads[0] as Payload);
+}

@@ -2,7 +2,7 @@ import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/ta
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import {
-  deleteMcpTask,
+  abandonMcpTask,
   insertEndedMcpTask,
   insertMcpTask,
   pruneExpiredMcpTasks,
@@ -128,7 +128,11 @@ export async function callToolAsTask(
       }),
     );
   } catch (error) {
-    await deleteMcpTask(sql, taskId);
+    // A start that did land meanwhile stamped the task: it is live, and the agent gets it.
+    if (!(await abandonMcpTask(sql, taskId))) {
+      ctx.req.log.info({ err: error }, 'an MCP task started after its start deadline');
+      return heldTaskResult(task, pollIntervalMs, outcome.approval, outcome.action.id);
+    }
     ctx.req.log.warn({ err: error }, 'an MCP task could not be started');
     throw new McpError(
       ErrorCode.InternalError,
@@ -136,12 +140,22 @@ export async function callToolAsTask(
         'task in time. Call the tool again as a task: it finds the same approval.',
     );
   }
-  const view = created(task, pollIntervalMs, outcome.approval);
+  return heldTaskResult(task, pollIntervalMs, outcome.approval, outcome.action.id);
+}
+
+/** A held call's CreateTaskResult, with a sentence for the model. */
+function heldTaskResult(
+  task: McpTask,
+  pollIntervalMs: number,
+  approval: HeldApproval,
+  action: string,
+): CreateTaskResult {
+  const view = created(task, pollIntervalMs, approval);
   return {
     task: view,
     _meta: {
       [MODEL_IMMEDIATE_RESPONSE]:
-        `${outcome.action.id}: ${view.statusMessage ?? 'Held for approval.'} ` +
+        `${action}: ${view.statusMessage ?? 'Held for approval.'} ` +
         'Do not call it again: this task’s result is the call’s answer once a person decides.',
     },
   };
