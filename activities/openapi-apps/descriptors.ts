@@ -5,6 +5,7 @@
  */
 import type { CallScope } from '../../workflows/catalog/types.js';
 import type { BaseUrl } from './base-url.js';
+import type { ImportLimit } from './limits.js';
 import type { NameCollision } from './action-names.js';
 import type { AuthScheme, SecurityAlternative } from './security-schemes.js';
 
@@ -95,6 +96,11 @@ export interface SkippedOperation {
   /** The name it would have had, where it got that far. */
   name: string | null;
   reason: string;
+  /**
+   * The limit of one action its input schema goes past (`schema_nodes`, `schema_depth`,
+   * `schema_bytes`, `reference_depth`), where that is why; null otherwise.
+   */
+  limit: ImportLimit | null;
 }
 
 export interface OpenApiImport {

@@ -1,13 +1,14 @@
 /**
  * The import itself, synchronous and side-effect free: a document's text in, its actions out.
  * It runs in the import worker thread (import-thread.ts), never on the API's event loop; tests
- * may call it directly. Every cost is bounded (limits.ts): a document past a limit is refused
- * whole, naming the limit; an operation Gatehouse cannot send is skipped, saying why.
+ * may call it directly. Every cost is bounded (limits.ts): a document past a limit of the whole
+ * import is refused, naming the limit; an operation Gatehouse cannot send, or whose input schema
+ * goes past a limit of one action, is skipped, saying why (and naming that limit).
  */
 import { SchemaUnusable, validatorOf } from '../mcp-apps/schema-compiler.js';
 import type { CallScope } from '../../workflows/catalog/types.js';
 import { assignNames } from './action-names.js';
-import { baseUrlOf } from './base-url.js';
+import { baseUrlOf, type BaseUrl } from './base-url.js';
 import type {
   ImportRequest,
   OpenApiImport,
@@ -17,7 +18,14 @@ import type {
 } from './descriptors.js';
 import { readDocument } from './document-text.js';
 import { inputSchemaOf } from './input-schema.js';
-import { bounded, IMPORT_LIMITS, OpenApiImportError, overLimit, quoted } from './limits.js';
+import {
+  bounded,
+  IMPORT_LIMITS,
+  OpenApiImportError,
+  overLimit,
+  quoted,
+  type ImportLimit,
+} from './limits.js';
 import { isCallScope, operationGrade } from './operation-grades.js';
 import { bodyOf, parametersOf, templatePlaceholders } from './operation-parts.js';
 import {
@@ -79,7 +87,11 @@ function operationsOf(document: JsonObject, refs: DocumentReferences): Found[] {
       pathItem = refs.follow(declared, `the path ${quoted(path)}`);
     } catch (error) {
       if (!(error instanceof OperationProblem)) throw error;
-      throw new OpenApiImportError(`the path ${quoted(path)} cannot be read: ${error.message}`);
+      throw new OpenApiImportError(
+        `the path ${quoted(path)} cannot be read: ${error.message}`,
+        'document',
+        error.limit,
+      );
     }
     if (!isObject(pathItem)) {
       throw new OpenApiImportError(`the path ${quoted(path)} is not a path item object`);
@@ -125,7 +137,44 @@ function checkedOverrides(
   return given;
 }
 
+/** The servers an operation declares for itself (its own, else its path item's), if any. */
+function ownServers(found: Found): unknown[] | null {
+  for (const level of [found.operation, found.pathItem]) {
+    const servers = member(level, 'servers');
+    if (Array.isArray(servers) && servers.length > 0) return servers as unknown[];
+  }
+  return null;
+}
+
+/** The URL of a list of servers as the base URL would be taken from it, or null if none. */
+function serverUrlOf(servers: unknown[], documentUrl: string | null): string | null {
+  try {
+    return baseUrlOf(servers, { override: null, documentUrl }).url;
+  } catch (error) {
+    if (error instanceof OpenApiImportError) return null;
+    throw error;
+  }
+}
+
+/**
+ * The document's servers; where it has none at the top but every operation that declares some
+ * names the same one (Twilio's descriptions do, per path), that one.
+ */
+function documentServers(document: JsonObject, found: readonly Found[]): unknown {
+  const servers = member(document, 'servers');
+  if (Array.isArray(servers) && servers.length > 0) return servers;
+  const own = found.map(ownServers).filter((list) => list !== null);
+  const first = own[0];
+  if (!first) return servers;
+  const key = (list: unknown[]) => JSON.stringify(list[0]);
+  return own.every((list) => key(list) === key(first)) ? first : servers;
+}
+
 interface Context {
+  /** Schema nodes built by the whole import so far. */
+  budget: { nodes: number };
+  baseUrl: BaseUrl;
+  documentUrl: string | null;
   document: JsonObject;
   refs: DocumentReferences;
   dialect: SchemaDialect;
@@ -139,18 +188,18 @@ interface Context {
 function descriptorOf(found: Found, name: string, context: Context): OperationDescriptor {
   const method = found.method as OperationMethod;
   const { operation, pathItem } = found;
-  const label = `the operation ${name} (${found.method} ${bounded(found.path, 120)})`;
-  for (const level of [pathItem, operation]) {
-    const servers = member(level, 'servers');
-    if (Array.isArray(servers) && servers.length > 0) {
+  if (context.baseUrl.source !== 'override') {
+    const own = ownServers(found);
+    const url = own && serverUrlOf(own, context.documentUrl);
+    if (own && url !== context.baseUrl.url) {
       throw new OperationProblem(
-        'it declares servers of its own: every action of an app goes to the one base URL',
+        `it declares a server of its own${url ? ` (${quoted(url)})` : ''}, not the app's base URL: every action of an app goes to the one base URL`,
       );
     }
   }
   const { grade, source } = operationGrade(name, method, operation, context.overrides);
   const placeholders = templatePlaceholders(found.path);
-  const schemas = new SchemaBuilder(context.refs, context.dialect, label);
+  const schemas = new SchemaBuilder(context.refs, context.dialect, context.budget);
   const { parameters, ignored } = parametersOf(pathItem, operation, placeholders, {
     refs: context.refs,
     schemas,
@@ -163,9 +212,9 @@ function descriptorOf(found: Found, name: string, context: Context): OperationDe
   const inputSchema = inputSchemaOf(parameters, body, schemas.defs(), summary);
   const bytes = Buffer.byteLength(JSON.stringify(inputSchema));
   if (bytes > IMPORT_LIMITS.schemaBytes) {
-    throw overLimit(
+    throw new OperationProblem(
+      `its input schema is ${String(bytes)} bytes as JSON, more than ${String(IMPORT_LIMITS.schemaBytes)}`,
       'schema_bytes',
-      `the input schema of ${label} is ${String(bytes)} bytes, more than ${String(IMPORT_LIMITS.schemaBytes)}`,
     );
   }
   return {
@@ -212,13 +261,17 @@ export function importDocument(request: ImportRequest): OpenApiImport {
   const { document, specification, dialect } = versioned(readDocument(request.document));
   const refs = new DocumentReferences(document);
   const documentUrl = request.documentUrl ?? null;
-  const baseUrl = baseUrlOf(member(document, 'servers'), {
+  const all = operationsOf(document, refs);
+  const baseUrl = baseUrlOf(documentServers(document, all), {
     override: request.baseUrl ?? null,
     documentUrl,
   });
   const auth = authSchemesOf(member(document, 'components'), refs, documentUrl);
   const keys = Object.values(auth).filter((scheme) => scheme.kind === 'api_key');
   const context: Context = {
+    budget: { nodes: 0 },
+    baseUrl,
+    documentUrl,
     document,
     refs,
     dialect,
@@ -230,7 +283,6 @@ export function importDocument(request: ImportRequest): OpenApiImport {
     credentialQuery: new Set(keys.filter((key) => key.in === 'query').map((key) => key.name)),
   };
 
-  const all = operationsOf(document, refs);
   const skipped: SkippedOperation[] = [];
   const sendable = all.filter((found) => {
     if (SENT.has(found.method)) return true;
@@ -239,6 +291,7 @@ export function importDocument(request: ImportRequest): OpenApiImport {
       path: found.path,
       operationId: found.operationId,
       name: null,
+      limit: null,
       reason:
         found.method === 'HEAD'
           ? 'HEAD answers no body, and actions send GET, POST, PUT, PATCH or DELETE'
@@ -252,13 +305,14 @@ export function importDocument(request: ImportRequest): OpenApiImport {
   for (const found of sendable) {
     const name = names.get(found) ?? '';
     if (allowlist !== null && !allowlist.includes(name)) continue;
-    const skip = (reason: string) => {
+    const skip = (reason: string, limit: ImportLimit | null = null) => {
       skipped.push({
         method: found.method,
         path: found.path,
         operationId: found.operationId,
         name,
         reason,
+        limit,
       });
     };
     let descriptor: OperationDescriptor;
@@ -266,7 +320,7 @@ export function importDocument(request: ImportRequest): OpenApiImport {
       descriptor = descriptorOf(found, name, context);
     } catch (error) {
       if (!(error instanceof OperationProblem)) throw error;
-      skip(error.message);
+      skip(error.message, error.limit);
       continue;
     }
     const problem = compileProblem(descriptor.inputSchema);

@@ -23,12 +23,20 @@ export const IMPORT_LIMITS = {
    */
   referenceDepth: 32,
   /**
-   * Schema nodes (objects and arrays) one action's input schema would hold with every reference
-   * expanded, counted without expanding anything: GitHub's largest is in the hundreds. A
+   * Schema nodes (objects and arrays) one action's input schema holds with its references
+   * expanded, counted as it is built: GitHub's largest holds 346 (`repos/create-org-ruleset`). A
    * billion laughs of `$ref`s (each schema naming the next twice) reaches it after about 15
-   * levels and is refused before anything is built.
+   * levels, having built no more than this. Past it the operation is skipped, as past the
+   * other per-action limits (schemaDepth, schemaBytes, referenceDepth); the limits of the whole
+   * import refuse the document.
    */
   schemaNodes: 20_000,
+  /**
+   * Schema nodes of every action's input schema together, as built: GitHub's 1,222 actions hold
+   * about 17,000. Bounds a document of many operations, each just under the per-action budget
+   * (2,000 of them would be 40 million).
+   */
+  importNodes: 2_000_000,
   /** One action's input schema as JSON, as built (references inlined, cycles kept as `$defs`). */
   schemaBytes: 512 * 1024,
   /** How deep one action's input schema may nest, as built (the MCP tool limit). */
@@ -57,6 +65,7 @@ export type ImportLimit =
   | 'yaml_aliases'
   | 'reference_depth'
   | 'schema_nodes'
+  | 'import_nodes'
   | 'schema_bytes'
   | 'schema_depth'
   | 'import_bytes'

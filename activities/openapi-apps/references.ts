@@ -1,13 +1,20 @@
-import { IMPORT_LIMITS, overLimit, quoted } from './limits.js';
+import { IMPORT_LIMITS, quoted, type ImportLimit } from './limits.js';
 
 /**
  * Why one operation cannot be imported (an external reference, a cookie parameter it requires,
- * a body only as multipart, …): the operation is left out and listed as skipped with this reason,
- * while the rest of the document imports. A limit gone past refuses the whole document instead
- * (OpenApiImportError).
+ * a body only as multipart, an input schema past a per-action limit, …): the operation is left
+ * out and listed as skipped with this reason (and the limit, where it is one), while the rest of
+ * the document imports. A limit of the whole import refuses the document (OpenApiImportError).
  */
 export class OperationProblem extends Error {
   override name = 'OperationProblem';
+  constructor(
+    message: string,
+    /** The per-action limit the operation goes past, if that is why. */
+    readonly limit: ImportLimit | null = null,
+  ) {
+    super(message);
+  }
 }
 
 export type JsonObject = Record<string, unknown>;
@@ -86,9 +93,9 @@ export class DocumentReferences {
     let current = value;
     for (let hops = 0; isObject(current) && typeof member(current, '$ref') === 'string'; hops++) {
       if (hops === IMPORT_LIMITS.referenceDepth) {
-        throw overLimit(
-          'reference_depth',
+        throw new OperationProblem(
           `${what} is reached through more than ${String(IMPORT_LIMITS.referenceDepth)} references in a row (or a cycle of them)`,
+          'reference_depth',
         );
       }
       current = this.target(member(current, '$ref') as string);

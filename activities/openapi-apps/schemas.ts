@@ -19,8 +19,9 @@ import {
  * - A reference to a schema that is being expanded already (a cycle: a tree node whose children
  *   are tree nodes) is not expanded again: it becomes `{"$ref": "#/$defs/<name>"}`, and the
  *   schema is kept once under the action's `$defs`, where ajv follows it as it validates.
- * - OpenAPI 3.0's (and Swagger 2.0's) schema dialect becomes JSON Schema's: `nullable` becomes a
- *   `"null"` type, boolean `exclusiveMinimum`/`exclusiveMaximum` become numbers. In 3.0 a
+ * - OpenAPI 3.0's (and Swagger 2.0's) schema keywords become JSON Schema's: `nullable` becomes a
+ *   `"null"` type, boolean `exclusiveMinimum`/`exclusiveMaximum` become numbers (also in documents
+ *   that say 3.1: real ones still use them). In 3.0 a
  *   `$ref` replaces its object (its siblings are ignored, as the specification says); in 3.1
  *   the siblings apply too (`allOf`).
  * - What only describes (vendor extensions, `xml`, `externalDocs`, `discriminator`) is dropped;
@@ -74,8 +75,8 @@ export class SchemaBuilder {
   constructor(
     private readonly refs: DocumentReferences,
     private readonly dialect: SchemaDialect,
-    /** The action, as refusals name it. */
-    private readonly label: string,
+    /** What the whole import has built so far, against IMPORT_LIMITS.importNodes. */
+    private readonly budget: { nodes: number },
   ) {}
 
   /** A schema of the document, built (see above). */
@@ -100,18 +101,24 @@ export class SchemaBuilder {
 
   #count(): void {
     if (++this.#nodes > IMPORT_LIMITS.schemaNodes) {
-      throw overLimit(
+      throw new OperationProblem(
+        `its input schema would hold more than ${String(IMPORT_LIMITS.schemaNodes)} schema nodes with its references expanded`,
         'schema_nodes',
-        `the input schema of ${this.label} would hold more than ${String(IMPORT_LIMITS.schemaNodes)} schema nodes with its references expanded`,
+      );
+    }
+    if (++this.budget.nodes > IMPORT_LIMITS.importNodes) {
+      throw overLimit(
+        'import_nodes',
+        `the input schemas of the operations would hold more than ${String(IMPORT_LIMITS.importNodes)} schema nodes in all with their references expanded`,
       );
     }
   }
 
   #deeper(depth: number): number {
     if (depth + 1 > IMPORT_LIMITS.schemaDepth) {
-      throw overLimit(
+      throw new OperationProblem(
+        `its input schema nests deeper than ${String(IMPORT_LIMITS.schemaDepth)} levels with its references expanded`,
         'schema_depth',
-        `the input schema of ${this.label} nests deeper than ${String(IMPORT_LIMITS.schemaDepth)} levels with its references expanded`,
       );
     }
     return depth + 1;
@@ -143,7 +150,7 @@ export class SchemaBuilder {
   #schema(schema: unknown, expanding: readonly string[], depth: number): unknown {
     if (typeof schema === 'boolean') return schema;
     if (!isObject(schema)) {
-      throw new OperationProblem(`${this.label} has a schema that is not an object`);
+      throw new OperationProblem('it has a schema that is not an object');
     }
     this.#count();
     const ref = member(schema, '$ref');
@@ -163,7 +170,7 @@ export class SchemaBuilder {
         built.push([key, this.#schema(value, expanding, next)]);
       } else if (SCHEMA_LIST.has(key) || key === 'items') {
         if (!Array.isArray(value)) {
-          throw new OperationProblem(`${this.label} has a schema whose "${key}" is not a list`);
+          throw new OperationProblem(`it has a schema whose "${key}" is not a list`);
         }
         this.#count();
         const listDepth = this.#deeper(next);
@@ -174,7 +181,7 @@ export class SchemaBuilder {
         ]);
       } else if (SCHEMA_MAP.has(key)) {
         if (!isObject(value)) {
-          throw new OperationProblem(`${this.label} has a schema whose "${key}" is not an object`);
+          throw new OperationProblem(`it has a schema whose "${key}" is not an object`);
         }
         this.#count();
         const mapDepth = this.#deeper(next);
@@ -206,9 +213,9 @@ export class SchemaBuilder {
       target = { $ref: `#/$defs/${this.#defName(ref)}` };
     } else {
       if (expanding.length >= IMPORT_LIMITS.referenceDepth) {
-        throw overLimit(
+        throw new OperationProblem(
+          `its input schema expands references more than ${String(IMPORT_LIMITS.referenceDepth)} deep (at ${quoted(ref)})`,
           'reference_depth',
-          `the input schema of ${this.label} expands references more than ${String(IMPORT_LIMITS.referenceDepth)} deep (at ${quoted(ref)})`,
         );
       }
       target = this.#schema(this.refs.target(ref), [...expanding, ref], depth);
@@ -221,7 +228,7 @@ export class SchemaBuilder {
     return { ...rest, allOf: [...allOf, target] };
   }
 
-  /** 3.0's dialect as 2020-12's, and `required` without the read-only properties. */
+  /** 3.0's keywords as 2020-12's, and `required` without the read-only properties. */
   #dialected(schema: JsonObject): JsonObject {
     let out = schema;
     const properties = member(out, 'properties');
@@ -233,7 +240,8 @@ export class SchemaBuilder {
       });
       if (kept.length !== required.length) out = { ...out, required: kept };
     }
-    if (this.dialect !== 'oas30') return out;
+    // 3.0's keywords in any dialect: documents that say 3.1 use them too, and ajv refuses a
+    // `nullable` without a `type`; in 2020-12 a boolean bound is no bound at all.
     for (const [bound, limit] of [
       ['exclusiveMinimum', 'minimum'],
       ['exclusiveMaximum', 'maximum'],

@@ -136,35 +136,41 @@ describe('reference cycles', () => {
     ]);
   });
 
-  it('refuses a cycle of parameter references, naming reference_depth', () => {
-    const error = refusal(() =>
-      importDocument({
-        document: document(
-          {
-            '/p': {
-              get: {
-                operationId: 'get_p',
-                parameters: [{ $ref: '#/components/parameters/A' }],
-                responses: { '200': { description: 'ok' } },
-              },
+  it('skips an operation whose parameter is a cycle of references, naming reference_depth', () => {
+    const imported = importDocument({
+      document: document(
+        {
+          '/p': {
+            get: {
+              operationId: 'get_p',
+              parameters: [{ $ref: '#/components/parameters/A' }],
+              responses: { '200': { description: 'ok' } },
             },
           },
-          {},
-          {
-            components: {
-              parameters: {
-                A: { $ref: '#/components/parameters/B' },
-                B: { $ref: '#/components/parameters/A' },
-              },
+        },
+        {},
+        {
+          components: {
+            parameters: {
+              A: { $ref: '#/components/parameters/B' },
+              B: { $ref: '#/components/parameters/A' },
             },
           },
-        ),
+        },
+      ),
+    });
+    expect(imported.operations).toEqual([]);
+    expect(imported.skipped).toEqual([
+      expect.objectContaining({
+        name: 'get_p',
+        limit: 'reference_depth',
+        reason:
+          'a parameter is reached through more than 32 references in a row (or a cycle of them)',
       }),
-    );
-    expect(limitOf(error)).toEqual({ field: 'document', limit: 'reference_depth' });
+    ]);
   });
 
-  it('refuses references nested deeper than the limit, naming reference_depth', () => {
+  it('skips an operation whose references nest deeper than the limit, naming reference_depth', () => {
     const schemas: Json = {};
     const depth = IMPORT_LIMITS.referenceDepth + 5;
     for (let i = 0; i < depth; i++) {
@@ -175,29 +181,56 @@ describe('reference cycles', () => {
       };
     }
     schemas[`D${String(depth)}`] = { type: 'string' };
-    const error = refusal(() =>
-      importDocument({
-        document: document({ '/d': posting({ $ref: '#/components/schemas/D0' }) }, schemas),
+    const imported = importDocument({
+      document: document({ '/d': posting({ $ref: '#/components/schemas/D0' }) }, schemas),
+    });
+    expect(imported.skipped).toEqual([
+      expect.objectContaining({
+        name: 'post_it',
+        limit: 'reference_depth',
+        reason:
+          'its input schema expands references more than 32 deep (at "#/components/schemas/D32")',
       }),
-    );
-    expect(limitOf(error)).toEqual({ field: 'document', limit: 'reference_depth' });
-    expect(error.message).toContain('#/components/schemas/D32');
+    ]);
   });
 });
 
 describe('a billion laughs of $refs', () => {
-  it('is refused at the node budget, in the worker, with the event loop turning', async () => {
-    // 2^30 leaves if expanded (within the reference depth); refused after
+  it('skips its operation at the node budget, having built no more than it', () => {
+    // 2^30 leaves if expanded (within the reference depth); stopped after
     // IMPORT_LIMITS.schemaNodes nodes.
     const text = document(
-      { '/laugh': posting({ $ref: '#/components/schemas/L0' }) },
+      {
+        '/laugh': posting({ $ref: '#/components/schemas/L0' }),
+        '/fine': posting({ type: 'object' }, 'fine'),
+      },
       billionLaughs(30),
     );
+    const imported = importDocument({ document: text });
+    expect(imported.operations.map((operation) => operation.name)).toEqual(['fine']);
+    expect(imported.skipped).toEqual([
+      expect.objectContaining({
+        name: 'post_it',
+        limit: 'schema_nodes',
+        reason:
+          'its input schema would hold more than 20000 schema nodes with its references expanded',
+      }),
+    ]);
+  });
+
+  it('refuses a document of many, at the import-wide budget, in the worker, with the event loop turning', async () => {
+    const count = IMPORT_LIMITS.importNodes / IMPORT_LIMITS.schemaNodes + 1;
+    const paths = Object.fromEntries(
+      Array.from({ length: count }, (_, i) => [
+        `/laugh${String(i)}`,
+        posting({ $ref: '#/components/schemas/L0' }, `laugh${String(i)}`),
+      ]),
+    );
+    const text = document(paths, billionLaughs(30));
     const { ticks, result } = await ticksDuring(() =>
       threadedRefusal(() => importOpenApi({ document: text })),
     );
-    expect(limitOf(result)).toEqual({ field: 'document', limit: 'schema_nodes' });
-    expect(result.message).toContain('post_it');
+    expect(limitOf(result)).toEqual({ field: 'document', limit: 'import_nodes' });
     expect(ticks).toBeGreaterThan(0);
   });
 
@@ -283,13 +316,15 @@ describe('nesting', () => {
     expect(limitOf(error)).toEqual({ field: 'document', limit: 'yaml_aliases' });
   });
 
-  it('refuses a schema that nests deeper than the limit once built', () => {
+  it('skips an operation whose schema nests deeper than the limit once built', () => {
     // Within the document's own nesting limit, past the input schema's.
     let schema: Json = { type: 'string' };
     for (let i = 0; i < IMPORT_LIMITS.schemaDepth + 5; i++)
       schema = { type: 'array', items: schema };
-    const error = refusal(() => importDocument({ document: document({ '/n': posting(schema) }) }));
-    expect(limitOf(error)).toEqual({ field: 'document', limit: 'schema_depth' });
+    const imported = importDocument({ document: document({ '/n': posting(schema) }) });
+    expect(imported.skipped).toEqual([
+      expect.objectContaining({ name: 'post_it', limit: 'schema_depth' }),
+    ]);
   });
 });
 
