@@ -23,10 +23,21 @@ import {
   type McpAppStanding,
 } from '../db/mcp-apps.js';
 import { toolStanding, type ToolStanding } from '../mcp-apps/tool-standing.js';
+import {
+  findOpenApiAppStanding,
+  listOpenApiAppStandings,
+  type OpenApiAppStanding,
+} from '../db/openapi-apps.js';
+import {
+  callableOperations,
+  operationStanding,
+  type OperationStanding,
+} from '../openapi-registry/operation-standing.js';
 
 export type DirectoryApp =
   | { kind: 'catalog'; id: string; name: string; app: AppDefinition }
-  | { kind: 'mcp'; id: string; name: string; standing: McpAppStanding };
+  | { kind: 'mcp'; id: string; name: string; standing: McpAppStanding }
+  | { kind: 'openapi'; id: string; name: string; standing: OpenApiAppStanding };
 
 /** An action as callers see it: a catalog action, or a tool of a remote MCP app. */
 export type DirectoryAction =
@@ -53,6 +64,18 @@ export type DirectoryAction =
       standing: McpAppStanding;
       /** Whether it may be called now, and why not (tool pinning). */
       callable: ToolStanding;
+    }
+  | {
+      kind: 'openapi';
+      id: string;
+      app: string;
+      name: string;
+      /** The operation's grade (override, else the document's or its method's). */
+      scope: CallScope;
+      description: string;
+      standing: OpenApiAppStanding;
+      /** Whether it may be called now, and why not (operation pinning, credentials). */
+      callable: OperationStanding;
     };
 
 /** App ids of remote MCP servers: what registration accepts, so nothing else is looked up. */
@@ -64,6 +87,42 @@ function catalogEntry(app: AppDefinition): DirectoryApp {
 
 function mcpEntry(standing: McpAppStanding): DirectoryApp {
   return { kind: 'mcp', id: standing.app.id, name: standing.app.name, standing };
+}
+
+function openApiEntry(standing: OpenApiAppStanding): DirectoryApp {
+  return { kind: 'openapi', id: standing.app.id, name: standing.app.name, standing };
+}
+
+function operationAction(
+  standing: OpenApiAppStanding,
+  callable: OperationStanding,
+): DirectoryAction {
+  const { descriptor } = callable;
+  return {
+    kind: 'openapi',
+    id: `${standing.app.id}.${descriptor.name}`,
+    app: standing.app.id,
+    name: descriptor.name,
+    scope: callable.grade,
+    description:
+      descriptor.summary ?? descriptor.description ?? `${descriptor.method} ${descriptor.path}`,
+    standing,
+    callable,
+  };
+}
+
+/** An operation of an OpenAPI app already read. */
+export function operationActionOf(
+  standing: OpenApiAppStanding,
+  name: string,
+): DirectoryAction | null {
+  const callable = operationStanding(standing, name);
+  return callable ? operationAction(standing, callable) : null;
+}
+
+/** The operations an OpenAPI app's callers can use now, by name. */
+export function callableOperationActions(standing: OpenApiAppStanding): DirectoryAction[] {
+  return callableOperations(standing).map((callable) => operationAction(standing, callable));
 }
 
 function catalogAction(action: ActionDefinition): DirectoryAction {
@@ -102,7 +161,9 @@ export async function findEnvironmentApp(
   if (app) return catalogEntry(app);
   if (!MCP_APP_ID.test(id)) return null;
   const standing = await findMcpAppStanding(sql, environmentId, id);
-  return standing ? mcpEntry(standing) : null;
+  if (standing) return mcpEntry(standing);
+  const openApi = await findOpenApiAppStanding(sql, environmentId, id);
+  return openApi ? openApiEntry(openApi) : null;
 }
 
 /**
@@ -123,8 +184,15 @@ export async function findEnvironmentAppRecord(
 
 /** The catalog's apps in catalog order, then the environment's MCP apps by id. */
 export async function listEnvironmentApps(sql: Db, environmentId: string): Promise<DirectoryApp[]> {
-  const standings = await listMcpAppStandings(sql, environmentId);
-  return [...listApps().map(catalogEntry), ...standings.map(mcpEntry)];
+  const [standings, openApi] = await Promise.all([
+    listMcpAppStandings(sql, environmentId),
+    listOpenApiAppStandings(sql, environmentId),
+  ]);
+  return [
+    ...listApps().map(catalogEntry),
+    ...standings.map(mcpEntry),
+    ...openApi.map(openApiEntry),
+  ];
 }
 
 /**
@@ -144,8 +212,9 @@ export async function findEnvironmentAction(
   const appId = id.slice(0, dot);
   if (!MCP_APP_ID.test(appId) || findApp(appId)) return null;
   const standing = await findMcpAppStanding(sql, environmentId, appId);
-  if (!standing) return null;
-  return toolActionOf(standing, id.slice(dot + 1));
+  if (standing) return toolActionOf(standing, id.slice(dot + 1));
+  const openApi = await findOpenApiAppStanding(sql, environmentId, appId);
+  return openApi ? operationActionOf(openApi, id.slice(dot + 1)) : null;
 }
 
 /** A tool of an app already read (a session's listing reads them all at once). */
@@ -175,8 +244,17 @@ export async function listEnvironmentActions(
   if (app !== undefined) {
     if (findApp(app) || !MCP_APP_ID.test(app)) return catalog;
     const standing = await findMcpAppStanding(sql, environmentId, app);
-    return standing ? callableTools(standing) : [];
+    if (standing) return callableTools(standing);
+    const openApi = await findOpenApiAppStanding(sql, environmentId, app);
+    return openApi ? callableOperationActions(openApi) : [];
   }
-  const standings = await listMcpAppStandings(sql, environmentId);
-  return [...catalog, ...standings.flatMap(callableTools)];
+  const [standings, openApi] = await Promise.all([
+    listMcpAppStandings(sql, environmentId),
+    listOpenApiAppStandings(sql, environmentId),
+  ]);
+  return [
+    ...catalog,
+    ...standings.flatMap(callableTools),
+    ...openApi.flatMap(callableOperationActions),
+  ];
 }

@@ -14,6 +14,8 @@ import { liveGrantSubquery, type LiveGrantRow } from '../db/grants.js';
 import { findMcpAppStanding, type McpAppStanding } from '../db/mcp-apps.js';
 import { listPolicies } from '../db/policies.js';
 import { pinningRefusal } from '../mcp-apps/tool-pinning.js';
+import { findOpenApiAppStanding, type OpenApiAppStanding } from '../db/openapi-apps.js';
+import { operationPinningRefusal } from '../openapi-registry/operation-pinning.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
 import { callConditionJudge } from '../policy/conditions.js';
 import { policyVerdict } from './policy-verdict.js';
@@ -98,10 +100,12 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
     // A tool of a remote MCP app: the app, its snapshots, for the pinning rule.
     const { target } = call;
     const remote = target.kind === 'action' && !findApp(target.app);
-    const [found, policies, standing] = await Promise.all([
+    const [found, policies, standing, openApi] = await Promise.all([
       findUserConnection(sql, call, requestIds, at),
       listPolicies(sql, call.environmentId),
       remote ? findMcpAppStanding(sql, call.environmentId, target.app) : null,
+      // An app outside the catalog is an MCP app or an OpenAPI app; ids never clash.
+      remote ? findOpenApiAppStanding(sql, call.environmentId, target.app) : null,
     ]);
     // Answered under its key already (a run that starts after the answer was kept).
     const key = call.idempotencyKey;
@@ -109,9 +113,11 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
       key === undefined ? null : keptAnswerOf(deps.config.encryption, callKey(call, key), found);
     const answeredElsewhere = await answeredBefore(temporal, found.audited);
     const judged = { call, policies, at: new Date(at), grant: found };
-    const prepared = remote
-      ? await remoteToolVerdict(judged, found, standing)
-      : verdictOn(judged, found);
+    const prepared = !remote
+      ? verdictOn(judged, found)
+      : openApi
+        ? await openApiVerdict(judged, found, openApi)
+        : await remoteToolVerdict(judged, found, standing);
     return {
       ...prepared,
       answeredElsewhere,
@@ -227,4 +233,37 @@ async function remoteToolVerdict(
     return policyPreparation(judged, found.connectedUserId, null);
   }
   return verdictOn(judged, found);
+}
+
+/**
+ * A call to an operation of an OpenAPI app: the pinning rule first (a changed, new, removed or
+ * credential-needing operation is denied naming why, made or approved), then the policy. The
+ * operations callable now need no credential, so no connection is looked for; when users can
+ * connect such an app, its connection is settled here as verdictOn does for catalog apps, and
+ * the upstream step injects its credential (activities/openapi-registry/operation-call.ts).
+ */
+async function openApiVerdict(
+  judged: Judged,
+  found: UserConnection,
+  standing: OpenApiAppStanding,
+): Promise<Preparation> {
+  const { call } = judged;
+  const refusal =
+    call.target.kind === 'action'
+      ? await operationPinningRefusal(standing, call.target)
+      : 'the proxy does not reach OpenAPI apps: call their operations';
+  if (refusal !== null) {
+    return {
+      ok: true,
+      connectedUserId: found.connectedUserId,
+      connectionId: found.connectionId,
+      decision: 'deny',
+      reason: `operation pinning: ${refusal}`,
+      policyId: null,
+      policyVersion: null,
+      rule: 'operation pinning',
+      approval: { requested_from: [], ttl_seconds: 0 },
+    };
+  }
+  return policyPreparation(judged, found.connectedUserId, null);
 }

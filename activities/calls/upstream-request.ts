@@ -29,6 +29,7 @@ import { findMcpToolTarget } from './mcp-tool-target.js';
 import { mcpToolUpstream } from './mcp-tool-upstream.js';
 import { observedUpstream } from './upstream-telemetry.js';
 import { appEndpoints } from '../oauth/endpoints.js';
+import { operationOutcome } from '../openapi-registry/operation-call.js';
 
 export interface UpstreamCall {
   /** null only for a remote MCP server that asks for no authorization. */
@@ -218,7 +219,29 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
     const { target } = call;
     const context = Context.current();
     const app = findApp(target.app);
-    if (!app) return remoteToolOutcome(deps, call, context);
+    if (!app) {
+      // An app outside the catalog: an OpenAPI app's operation, else a remote MCP tool.
+      const imported =
+        target.kind === 'action' && call.environmentId !== undefined
+          ? await operationOutcome(
+              {
+                sql,
+                timeoutMs: config.upstream.timeoutMs,
+                limitBytes: config.api.bodyLimitBytes,
+                allowPrivate: config.mcpApps.allowPrivate,
+              },
+              {
+                environmentId: call.environmentId,
+                app: target.app,
+                action: target.action,
+                scope: target.scope,
+                input: target.input,
+              },
+              context,
+            )
+          : null;
+      return imported ?? remoteToolOutcome(deps, call, context);
+    }
     const { connectionId } = call;
     if (connectionId === null) return { kind: 'connection', status: 'missing' };
     const request = outboundRequest(target);

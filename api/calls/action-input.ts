@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { DirectoryAction } from '../../activities/apps/directory.js';
 import { ToolSchemaUnusable, toolInputIssues } from '../../activities/mcp-apps/tool-input.js';
+import { operationInputCheck } from '../../activities/openapi-registry/operation-input.js';
 import type { ActionCall } from '../../workflows/call-types.js';
 import type { ActionDefinition } from '../../workflows/catalog/index.js';
 import { ConflictError, InvalidRequestError, type Issue } from '../errors.js';
@@ -74,6 +75,35 @@ async function validToolInput(
 }
 
 /**
+ * An OpenAPI operation's input, checked against the accepted descriptor's input schema and by
+ * building its request (activities/openapi-registry/operation-input.ts), with the same
+ * `input.`-named issues. An operation no operator has accepted goes on unchecked, to be refused
+ * by the pinning rule when it is prepared.
+ */
+async function validOperationInput(
+  action: Extract<DirectoryAction, { kind: 'openapi' }>,
+  input: Record<string, unknown>,
+): Promise<unknown> {
+  if (!action.callable.accepted) return input;
+  const checked = await operationInputCheck(action.callable.descriptor, input);
+  if (checked.ok) return input;
+  if ('unusable' in checked) {
+    throw new ConflictError(
+      `The accepted input schema of ${action.id} cannot check input (${checked.unusable}); an operator must accept a snapshot of its document again.`,
+    );
+  }
+  const issues = checked.issues.map((issue) => ({
+    path: issue.path.startsWith('input') ? issue.path : `input.${issue.path}`,
+    message: issue.message,
+  }));
+  const [first] = issues;
+  throw new InvalidRequestError(
+    `Invalid input for ${action.id}${first ? ` (${first.path}: ${first.message})` : ''}.`,
+    issues,
+  );
+}
+
+/**
  * What a run of any action of the environment asks, its input validated: a catalog action by
  * its zod schema, a remote MCP tool by its JSON Schema, graded as the tool is now. Runs and MCP
  * tool calls alike, so both start the same call for the same arguments.
@@ -88,11 +118,15 @@ export async function directoryCall(
     action: action.id,
     app: action.app,
     scope: action.scope,
-    input: await validToolInput(action, input),
+    input:
+      action.kind === 'openapi'
+        ? await validOperationInput(action, input)
+        : await validToolInput(action, input),
   };
 }
 
 /** What `GET /v1/actions/{action}` and MCP's `inputSchema` publish, for either kind. */
 export function directoryInputSchema(action: DirectoryAction): Record<string, unknown> {
+  if (action.kind === 'openapi') return action.callable.descriptor.inputSchema;
   return action.kind === 'catalog' ? inputJsonSchema(action.action) : action.tool.inputSchema;
 }

@@ -1,11 +1,13 @@
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import {
+  callableOperationActions,
   callableTools,
   findEnvironmentAction,
   MCP_APP_ID,
   type DirectoryAction,
 } from '../../activities/apps/directory.js';
 import { listMcpAppStandings } from '../../activities/db/mcp-apps.js';
+import { listOpenApiAppStandings } from '../../activities/db/openapi-apps.js';
 import { connectedAppsOf } from '../../activities/db/mcp-sessions.js';
 import { listPolicies } from '../../activities/db/policies.js';
 import type { Sql } from '../../infra/database/client.js';
@@ -85,7 +87,10 @@ async function environmentActions(
   sql: Sql,
   environmentId: string,
 ): Promise<{ action: DirectoryAction; needsConnection: boolean }[]> {
-  const standings = await listMcpAppStandings(sql, environmentId);
+  const [standings, openApi] = await Promise.all([
+    listMcpAppStandings(sql, environmentId),
+    listOpenApiAppStandings(sql, environmentId),
+  ]);
   const catalog = listActions().map((action) => ({
     action: {
       kind: 'catalog' as const,
@@ -105,7 +110,12 @@ async function environmentActions(
       // A server that asks for no authorization serves every user: nothing to connect.
       .map((action) => ({ action, needsConnection: standing.app.auth === 'oauth' })),
   );
-  return [...catalog, ...remote];
+  // An OpenAPI app's callable operations need no credential (operation-standing.ts): nothing to
+  // connect. Names are in the action-name shape, which every MCP client takes.
+  const imported = openApi.flatMap((standing) =>
+    callableOperationActions(standing).map((action) => ({ action, needsConnection: false })),
+  );
+  return [...catalog, ...remote, ...imported];
 }
 
 /**
@@ -150,6 +160,10 @@ function inputSchemaOf(action: DirectoryAction): Tool['inputSchema'] {
   if (action.kind === 'mcp') {
     // MCP requires an object schema of a tool's arguments; a snapshot keeps only such tools.
     return { ...action.tool.inputSchema, type: 'object' };
+  }
+  if (action.kind === 'openapi') {
+    // The importer's grouped input schema is an object of `path`, `query`, `headers`, `body`.
+    return { ...action.callable.descriptor.inputSchema, type: 'object' };
   }
   let schema = schemas.get(action.action);
   if (!schema) {

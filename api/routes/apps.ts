@@ -58,12 +58,15 @@ export function appRoutes(deps: ApiDeps): Router {
       caller.environmentId,
       catalog.map((app) => app.id),
     );
+    // OpenAPI apps are described by `GET /v1/openapi-apps`, in their own shape.
     res.json({
-      data: apps.map((entry) =>
-        entry.kind === 'catalog'
-          ? presentApp(entry.app, deps.config, readiness.get(entry.id))
-          : presentRemoteApp(entry.standing),
-      ),
+      data: apps
+        .filter((entry) => entry.kind !== 'openapi')
+        .map((entry) =>
+          entry.kind === 'catalog'
+            ? presentApp(entry.app, deps.config, readiness.get(entry.id))
+            : presentRemoteApp(entry.standing),
+        ),
     });
   });
   router.get('/v1/apps/:app', authorize(requirement), async (req, res) => {
@@ -71,6 +74,9 @@ export function appRoutes(deps: ApiDeps): Router {
     const { app: id } = parse(appPath, req.params, 'path');
     const entry = await findEnvironmentApp(deps.sql, caller.environmentId, id);
     if (!entry) throw new NotFoundError(`App "${id}"`);
+    if (entry.kind === 'openapi') {
+      throw new NotFoundError(`App "${id}" (an OpenAPI app: GET /v1/openapi-apps/${id})`);
+    }
     if (entry.kind === 'mcp') {
       res.json(presentRemoteApp(entry.standing));
       return;
