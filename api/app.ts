@@ -30,6 +30,7 @@ import { fundedAccessRoutes } from './routes/funded-access.js';
 import { faviconRoutes } from './routes/favicon.js';
 import { healthRoutes } from './routes/health.js';
 import { mcpAppRoutes } from './routes/mcp-apps.js';
+import { openApiAppRoutes } from './routes/openapi-apps.js';
 import { mcpClientMetadataRoutes } from './routes/mcp-client-metadata.js';
 import { mcpOAuthClientRoutes } from './routes/mcp-oauth-clients.js';
 import { mcpSessionRoutes } from './routes/mcp-sessions.js';
@@ -92,6 +93,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(fundedAccessRoutes(deps));
   app.use(mcpOAuthClientRoutes(deps));
   app.use(mcpAppRoutes(deps));
+  app.use(openApiAppRoutes(deps));
   app.use(authConfigRoutes(deps));
   app.use(connectSettingsRoutes(deps));
   app.use(roleMappingRoutes(deps));

@@ -118,6 +118,12 @@ export const RESOURCE_TAGS: readonly ResourceTag[] = [
       "Remote MCP servers registered as apps of the environment. Registering lists the server's tools with the MCP SDK's client; each tool becomes an action `<app>.<tool>`, graded by the operator's override, else `readOnlyHint` (read), `destructiveHint: false` (write), else destructive, and governed like every action. Tools are pinned: a tool the server adds or changes after the snapshot an operator accepted is refused with `denied_by_policy` until an operator accepts a snapshot that has it. Reading needs `apps:read`; changing needs `apps:manage`.",
   },
   {
+    name: 'OpenAPI apps',
+    paths: ['/v1/openapi-apps'],
+    description:
+      "REST APIs imported from their OpenAPI documents as apps of the environment. Each operation becomes an action `<app>.<operation>`, graded by the operator's override, else the document's `x-gatehouse-scope`, else its method (GET read; POST, PUT, PATCH write; DELETE destructive), and governed like every action. Operations are pinned: one the document adds or changes after the snapshot an operator accepted is refused with `denied_by_policy` until an operator accepts a snapshot that has it. Operations that need a credential are refused until users can connect such an app. Reading needs `apps:read`; changing needs `apps:manage`.",
+  },
+  {
     name: 'Auth configs',
     paths: ['/v1/auth-configs'],
     description:
