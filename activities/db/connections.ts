@@ -10,7 +10,8 @@ export interface Connection {
   connectedUserId: string;
   app: string;
   status: ConnectionStatus;
-  authKind: 'oauth2';
+  /** `credential`: a secret the user entered (credential-connections.ts), no tokens. */
+  authKind: 'oauth2' | 'credential';
   authConfigId: string | null;
   grantedScopes: string[];
   providerScopes: string[];
@@ -268,11 +269,11 @@ export async function markConnectionExpired(sql: Db, id: string): Promise<void> 
   await sql`update connections set status = 'expired', updated_at = now() where id = ${id} and status = 'active'`;
 }
 
-/** Revoked connections keep their row (history) but lose their tokens. */
+/** Revoked connections keep their row (history) but lose their tokens or entered credential. */
 export async function markConnectionRevoked(sql: Db, id: string): Promise<Connection | null> {
   const [row]: [Connection?] = await sql`
     update connections set status = 'revoked', access_token_sealed = null, refresh_token_sealed = null,
-      revoked_at = coalesce(revoked_at, now()), updated_at = now()
+      credential_sealed = null, revoked_at = coalesce(revoked_at, now()), updated_at = now()
     where id = ${id}
     returning ${columns(sql)}`;
   return row ?? null;

@@ -11,6 +11,8 @@ export type FlowProblem =
   | 'app_unavailable'
   // A remote MCP server's metadata names another party than the one it came from.
   | 'app_untrusted'
+  // A credential form that did not come from the page this browser was shown.
+  | 'form_invalid'
   | 'internal_error';
 
 /**
@@ -140,6 +142,12 @@ export const FLOW_PROBLEMS: Record<FlowProblem, ProblemText> = {
     message: ({ product }) =>
       `The connection this link was meant to renew no longer exists. Ask ${sender(product)} for a new link.`,
     supportFirst: true,
+  },
+  form_invalid: {
+    status: 403,
+    title: 'This form cannot be sent from here',
+    message: ({ appName }) =>
+      `For your security, the form must be sent from the page your link opened, in the same browser, within a few minutes. Nothing was saved. To connect ${appName}, open your link again.`,
   },
   internal_error: {
     status: 500,

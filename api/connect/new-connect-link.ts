@@ -1,4 +1,5 @@
 import { upsertConnectedUser } from '../../activities/db/connected-users.js';
+import { findCredentialApp } from '../../activities/db/credential-apps.js';
 import { findMcpApp } from '../../activities/db/mcp-apps.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
 import { findApp } from '../../workflows/catalog/index.js';
@@ -17,8 +18,8 @@ export interface NewConnectLinkInput {
 
 /**
  * A connect link for a user and an app, checked first as every link is: the app must be the
- * catalog's or one of the environment's remote MCP apps, and able to connect now (an OAuth
- * client, or a remote MCP server that is ready), so whoever asked learns at once, not the end
+ * catalog's, one of the environment's remote MCP apps or an app declared as taking a credential
+ * the user enters, and able to connect now (an OAuth client, or a remote MCP server that is ready), so whoever asked learns at once, not the end
  * user on a broken page. One path for `POST /v1/connect/links` and the console's reconnect link.
  */
 export async function createCheckedConnectLink(
@@ -28,7 +29,10 @@ export async function createCheckedConnectLink(
 ): Promise<LinkView> {
   const catalogApp = findApp(input.app);
   const mcpApp = catalogApp ? null : await findMcpApp(deps.sql, environment.id, input.app);
-  const app = catalogApp ?? mcpApp;
+  // An app declared as taking a credential the user enters needs nothing set up to connect.
+  const credentialApp =
+    catalogApp || mcpApp ? null : await findCredentialApp(deps.sql, environment.id, input.app);
+  const app = catalogApp ?? mcpApp ?? credentialApp;
   if (!app) {
     throw new InvalidRequestError(`Unknown app "${input.app}".`, [
       { path: 'app', message: 'unknown app' },
@@ -43,6 +47,8 @@ export async function createCheckedConnectLink(
   }
   if (mcpApp) {
     await assertMcpAppConnectable(deps, environment.id, mcpApp.id);
+  } else if (credentialApp) {
+    // Nothing to check: the page asks the user for the credential.
   } else if (!(await chooseClientForNewConnection(deps.sql, deps.config, environment.id, app.id))) {
     throw new ApiError(
       'auth_config_required',

@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import type { Connection, TokenSet } from '../../activities/db/connections.js';
+import type { StoredCredential } from '../../activities/db/credential-connections.js';
 import type { LinkView } from '../connect/links.js';
 import { iso, optionalTimestamp, timestamp } from './timestamps.js';
 
 const status = z.enum(['active', 'expired', 'revoked']).meta({
   description: '`expired`: the refresh token is dead; reconnect through a reconnect link',
 });
-const authKind = z.enum(['oauth2']);
+const authKind = z.enum(['oauth2', 'credential']).meta({
+  description:
+    '`oauth2`: tokens from the app’s OAuth grant; `credential`: an API key, bearer token or username and password the user entered on the connect page',
+});
 const grantedScopes = z
   .array(z.string())
   .meta({ description: 'Grades the grant allows (`read`, `write`), from the app’s own scopes' });
@@ -37,11 +41,11 @@ export const connectionSchema = z
   })
   .meta({ id: 'Connection' });
 
-export const tokenExportSchema = z
+const oauthTokenExportSchema = z
   .object({
     id: z.string(),
     app: z.string(),
-    auth_kind: authKind,
+    auth_kind: z.literal('oauth2'),
     access_token: z.string(),
     refresh_token: z
       .string()
@@ -49,6 +53,41 @@ export const tokenExportSchema = z
       .meta({ description: 'null when the app issued no refresh token' }),
     expires_at: optionalTimestamp.meta({ description: 'When the access token expires' }),
   })
+  .meta({ id: 'OAuthTokenExport' });
+
+const enteredCredentialSchema = z
+  .discriminatedUnion('scheme', [
+    z.object({
+      scheme: z.literal('api_key'),
+      in: z.enum(['header', 'query']),
+      name: z.string().meta({ description: 'The header or query parameter the key goes in' }),
+      key: z.string(),
+    }),
+    z.object({
+      scheme: z.literal('bearer'),
+      token: z.string().meta({ description: 'Sent as `Authorization: Bearer <token>`' }),
+    }),
+    z.object({
+      scheme: z.literal('basic'),
+      username: z.string(),
+      password: z.string().meta({
+        description: 'Sent as `Authorization: Basic base64(username:password)`',
+      }),
+    }),
+  ])
+  .meta({ id: 'EnteredCredential' });
+
+const credentialExportSchema = z
+  .object({
+    id: z.string(),
+    app: z.string(),
+    auth_kind: z.literal('credential'),
+    credential: enteredCredentialSchema,
+  })
+  .meta({ id: 'CredentialExport' });
+
+export const tokenExportSchema = z
+  .discriminatedUnion('auth_kind', [oauthTokenExportSchema, credentialExportSchema])
   .meta({ id: 'TokenExport' });
 
 export const reconnectLinkSchema = z
@@ -101,11 +140,31 @@ export function presentTokenExport(
   return {
     id: connection.id,
     app: connection.app,
-    auth_kind: connection.authKind,
+    auth_kind: 'oauth2',
     access_token: tokens.accessToken,
     refresh_token: tokens.refreshToken,
     expires_at: iso(tokens.expiresAt),
   };
+}
+
+/** A credential connection's export: the only response that carries the entered secret. */
+export function presentCredentialExport(
+  connection: Connection,
+  stored: StoredCredential,
+): z.infer<typeof tokenExportSchema> {
+  const { scheme, secret } = stored;
+  const credential: z.infer<typeof enteredCredentialSchema> =
+    secret.scheme === 'basic'
+      ? { scheme: 'basic', username: secret.username, password: secret.password }
+      : secret.scheme === 'bearer'
+        ? { scheme: 'bearer', token: secret.token }
+        : {
+            scheme: 'api_key',
+            in: scheme.scheme === 'api_key' ? scheme.in : 'header',
+            name: scheme.scheme === 'api_key' ? scheme.name : '',
+            key: secret.key,
+          };
+  return { id: connection.id, app: connection.app, auth_kind: 'credential', credential };
 }
 
 export function presentReconnectLink(link: LinkView): z.infer<typeof reconnectLinkSchema> {

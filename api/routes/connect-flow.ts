@@ -22,6 +22,7 @@ import {
   setAttemptCookie,
 } from '../connect/attempt-cookie.js';
 import { linkApp } from '../connect/link-app.js';
+import { connectUrl } from '../connect/links.js';
 import { brandingOf, checkLink } from '../connect/link-check.js';
 import {
   DEFAULT_BRANDING,
@@ -35,6 +36,7 @@ import { problemPage, sendPage } from '../connect/respond.js';
 import { connectedThrough, setConnectedCookie } from '../connect/success-cookie.js';
 import type { PageLimits } from '../http/rate-limit.js';
 import { connectionWorkflowsFor } from '../temporal/connection-workflows.js';
+import { connectCredentialRoutes } from './connect-credential.js';
 
 /**
  * The hosted connect flow, public and keyless: the link page, the redirect to the app's consent
@@ -64,6 +66,10 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
     if (!app) throw new Error(`app ${link.app} was removed during a connect flow`);
     sendPage(res, 200, renderSuccessPage({ branding, app: { id: app.id, name: app.name } }));
   }
+
+  // An app that takes a credential the user enters: its form, and the form's post.
+  const credential = connectCredentialRoutes(deps, pages, connected);
+  router.use(credential.router);
 
   // Before `/connect/:token`, which would otherwise take `callback` for a token.
   router.get(CONNECT_CALLBACK_PATH, async (req, res) => {
@@ -157,6 +163,10 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
       problemPage(res, found.problem, found.branding, found.app);
       return;
     }
+    if (found.app.kind === 'credential') {
+      credential.showForm(res, req.params.token, { ...found, app: found.app });
+      return;
+    }
     sendPage(
       res,
       200,
@@ -180,6 +190,11 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
       return;
     }
     const { link, app, branding } = found;
+    if (app.kind === 'credential') {
+      // No app to send the user to: the credential is entered on the link's own page.
+      res.set('Cache-Control', 'no-store').redirect(303, connectUrl(deps.config, req.params.token));
+      return;
+    }
     if (app.kind === 'mcp') {
       // Discovery, the choice of client and any registration reach the app's servers: a workflow.
       const browser = newBrowserBinding();

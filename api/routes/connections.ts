@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Caller } from '../../activities/db/api-keys.js';
 import { findConnection, readTokens, type Connection } from '../../activities/db/connections.js';
+import { readCredential } from '../../activities/db/credential-connections.js';
 import { needsRefresh, type RefreshResult } from '../../workflows/connection-types.js';
 import type { ApiDeps } from '../deps.js';
 import { connectionExpiredError, reconnectLinkFor } from '../connect/links.js';
@@ -13,6 +14,7 @@ import { registerConnectedUserOperation, type ErrorExample } from '../openapi/re
 import {
   connectionSchema,
   presentConnection,
+  presentCredentialExport,
   presentReconnectLink,
   presentTokenExport,
   reconnectLinkSchema,
@@ -74,7 +76,7 @@ registerConnectedUserOperation({
   operationId: 'export_connection_tokens',
   summary: 'Export the connection’s tokens',
   description:
-    'For calling the app yourself. The access token is refreshed first when it is about to expire. Only a full-access key may export; prefer actions or the proxy, which never hand tokens out.',
+    'For calling the app yourself. An OAuth connection (`auth_kind: oauth2`) gives its tokens, the access token refreshed first when it is about to expire; a credential connection (`auth_kind: credential`) gives what the user entered, by `scheme`: an API key with where it goes, a bearer token, or a username and password. Only a full-access key may export; prefer actions or the proxy, which never hand tokens out.',
   request: { params: connectionPath },
   response: tokenExportSchema,
   errors: ['connection_expired', 'auth_config_required'],
@@ -87,7 +89,7 @@ registerConnectedUserOperation({
   operationId: 'refresh_connection',
   summary: 'Refresh the tokens now',
   description:
-    'Gatehouse refreshes tokens on its own before they expire; this forces it. Concurrent refreshes of one connection share one token request.',
+    'Gatehouse refreshes tokens on its own before they expire; this forces it. Concurrent refreshes of one connection share one token request. A credential connection has nothing to refresh (409 `conflict`).',
   request: { params: connectionPath },
   response: refreshResultSchema,
   errors: ['connection_expired', 'auth_config_required'],
@@ -122,6 +124,14 @@ function refusedClientError(
     'auth_config_required',
     `The authorization server of ${connection.app} refused MCP OAuth client ${id} (client_id ${clientId}) as invalid_client: check its secret (POST /v1/mcp-oauth-clients/${id}/rotate) and its registration at the server. The connection is unchanged.`,
     { connection_id: connection.id, mcp_oauth_client_id: id },
+  );
+}
+
+/** A credential the user entered has nothing to refresh: it is used as entered until replaced. */
+function notRefreshedError(connection: Connection): ConflictError {
+  return new ConflictError(
+    `Connection ${connection.id} holds a credential the user entered, which is not refreshed: it is used as entered until the user enters another (POST /v1/connections/${connection.id}/reconnect-link).`,
+    { connection_id: connection.id },
   );
 }
 
@@ -176,6 +186,13 @@ export function connectionsRoutes(deps: ApiDeps): Router {
     res.set('Cache-Control', 'no-store');
     const connection = await connectionOf(callerOf(res), req.params.id);
     await assertLive(connection);
+    if (connection.authKind === 'credential') {
+      const credential = await readCredential(deps.sql, deps.config.encryption, connection.id);
+      // Erased only by a revocation, which may have landed since the check above.
+      if (!credential) throw revokedError();
+      res.json(presentCredentialExport(connection, credential));
+      return;
+    }
     if (needsRefresh(connection.accessTokenExpiresAt, new Date())) {
       await assertRefreshed(connection, await workflows.refresh(connection, false));
     }
@@ -192,6 +209,7 @@ export function connectionsRoutes(deps: ApiDeps): Router {
       expectNoBody(req);
       const connection = await connectionOf(callerOf(res), req.params.id);
       await assertLive(connection);
+      if (connection.authKind === 'credential') throw notRefreshedError(connection);
       const result = await workflows.refresh(connection, true);
       await assertRefreshed(connection, result);
       res.json({ id: connection.id, status: 'active', last_refreshed_at: result.lastRefreshedAt });
