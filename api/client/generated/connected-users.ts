@@ -422,7 +422,7 @@ export interface paths {
     };
     /**
      * Export the connection’s tokens
-     * @description For calling the app yourself. The access token is refreshed first when it is about to expire. Only a full-access key may export; prefer actions or the proxy, which never hand tokens out.
+     * @description For calling the app yourself. An OAuth connection (`auth_kind: oauth2`) gives its tokens, the access token refreshed first when it is about to expire; a credential connection (`auth_kind: credential`) gives what the user entered, by `scheme`: an API key with where it goes, a bearer token, or a username and password. Only a full-access key may export; prefer actions or the proxy, which never hand tokens out.
      */
     get: operations['export_connection_tokens'];
     put?: never;
@@ -444,7 +444,7 @@ export interface paths {
     put?: never;
     /**
      * Refresh the tokens now
-     * @description Gatehouse refreshes tokens on its own before they expire; this forces it. Concurrent refreshes of one connection share one token request.
+     * @description Gatehouse refreshes tokens on its own before they expire; this forces it. Concurrent refreshes of one connection share one token request. A credential connection has nothing to refresh (409 `conflict`).
      */
     post: operations['refresh_connection'];
     delete?: never;
@@ -1324,8 +1324,11 @@ export interface components {
        * @enum {string}
        */
       status: 'active' | 'expired' | 'revoked';
-      /** @enum {string} */
-      auth_kind: 'oauth2';
+      /**
+       * @description `oauth2`: tokens from the app’s OAuth grant; `credential`: an API key, bearer token or username and password the user entered on the connect page
+       * @enum {string}
+       */
+      auth_kind: 'oauth2' | 'credential';
       /** @description Grades the grant allows (`read`, `write`), from the app’s own scopes */
       granted_scopes: string[];
       /** Format: date-time */
@@ -1339,10 +1342,15 @@ export interface components {
       /** @enum {string} */
       status: 'revoked';
     };
-    TokenExport: {
+    TokenExport:
+      components['schemas']['OAuthTokenExport'] | components['schemas']['CredentialExport'];
+    OAuthTokenExport: {
       id: string;
       app: string;
-      /** @enum {string} */
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
       auth_kind: 'oauth2';
       access_token: string;
       /** @description null when the app issued no refresh token */
@@ -1353,6 +1361,39 @@ export interface components {
        */
       expires_at: string | null;
     };
+    CredentialExport: {
+      id: string;
+      app: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      auth_kind: 'credential';
+      credential: components['schemas']['EnteredCredential'];
+    };
+    EnteredCredential:
+      | {
+          /** @enum {string} */
+          scheme: 'api_key';
+          /** @enum {string} */
+          in: 'header' | 'query';
+          /** @description The header or query parameter the key goes in */
+          name: string;
+          key: string;
+        }
+      | {
+          /** @enum {string} */
+          scheme: 'bearer';
+          /** @description Sent as `Authorization: Bearer <token>` */
+          token: string;
+        }
+      | {
+          /** @enum {string} */
+          scheme: 'basic';
+          username: string;
+          /** @description Sent as `Authorization: Basic base64(username:password)` */
+          password: string;
+        };
     ConnectionRefresh: {
       id: string;
       /**
@@ -1528,8 +1569,11 @@ export interface components {
        * @enum {string}
        */
       status: 'active' | 'expired' | 'revoked';
-      /** @enum {string} */
-      auth_kind: 'oauth2';
+      /**
+       * @description `oauth2`: tokens from the app’s OAuth grant; `credential`: an API key, bearer token or username and password the user entered on the connect page
+       * @enum {string}
+       */
+      auth_kind: 'oauth2' | 'credential';
       /** @description Grades the grant allows (`read`, `write`), from the app’s own scopes */
       granted_scopes: string[];
       /** Format: date-time */
