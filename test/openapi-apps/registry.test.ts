@@ -1,0 +1,350 @@
+// OpenAPI apps end to end on a hand-written document: registering, listing, calling through the
+// call workflow (real Temporal and Postgres), pinning, and every hostile input the registry
+// refuses. The app's API is a small recording server on loopback.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
+import { createTestKey, type TestKey } from '../support/keys.js';
+import {
+  OpenApiRegistryError,
+  registerOpenApiApp,
+} from '../../activities/openapi-registry/registry.js';
+import { findSnapshotEvents } from './registry-support.js';
+
+interface Received {
+  method: string;
+  url: string;
+  body: string;
+}
+
+let stack: CallStack;
+let upstream: http.Server;
+let upstreamUrl: string;
+const received: Received[] = [];
+let stranger: TestKey;
+
+/** A pet store: two reads, a write, a credential-needing read. */
+function petStore(changes: { getPetPath?: string; extraOperation?: boolean } = {}) {
+  return {
+    openapi: '3.0.3',
+    info: { title: 'Pets', version: '1.0.0' },
+    servers: [{ url: upstreamUrl }],
+    components: {
+      securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
+    },
+    paths: {
+      '/pets': {
+        get: {
+          operationId: 'listPets',
+          summary: 'List pets',
+          parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', maximum: 100 } }],
+          responses: { '200': { description: 'ok' } },
+        },
+        post: {
+          operationId: 'createPet',
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['name'],
+                  properties: { name: { type: 'string' } },
+                  additionalProperties: false,
+                },
+              },
+            },
+          },
+          responses: { '201': { description: 'created' } },
+        },
+      },
+      [changes.getPetPath ?? '/pets/{id}']: {
+        get: {
+          operationId: 'getPet',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'ok' } },
+        },
+      },
+      '/secrets': {
+        get: {
+          operationId: 'getSecrets',
+          security: [{ key: [] }],
+          responses: { '200': { description: 'ok' } },
+        },
+      },
+      ...(changes.extraOperation
+        ? {
+            '/toys': {
+              get: { operationId: 'listToys', responses: { '200': { description: 'ok' } } },
+            },
+          }
+        : {}),
+    },
+  };
+}
+
+function errorOf(answer: Answer): { code: string; message: string; issues?: unknown } {
+  return answer.body.error as { code: string; message: string; issues?: unknown };
+}
+
+interface OperationOut {
+  name: string;
+  action: string;
+  grade: string;
+  grade_source: string;
+  callable: boolean;
+  refused_because: string | null;
+}
+
+function operationsOf(answer: Answer): OperationOut[] {
+  return (answer.body.data as { operations: OperationOut[] }).operations;
+}
+
+beforeAll(async () => {
+  upstream = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      received.push({ method: req.method ?? '', url: req.url ?? '', body });
+      if (req.url?.startsWith('/pets/missing')) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ message: 'no such pet' }));
+        return;
+      }
+      res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ method: req.method, url: req.url, body: body || null }));
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  upstreamUrl = `http://127.0.0.1:${String((upstream.address() as AddressInfo).port)}`;
+  stack = await startCallStack({ env: { MCP_APPS_ALLOW_PRIVATE: 'true' } });
+  stranger = await createTestKey(stack.db.sql, { env: 'elsewhere', access: 'full' });
+  const registered = await stack.request(stack.key, 'POST', '/v1/openapi-apps', {
+    body: { id: 'pets', name: 'Pets', document: petStore() },
+  });
+  expect(registered.status).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await stack.stop();
+  await new Promise((resolve) => upstream.close(resolve));
+});
+
+describe('registering an OpenAPI app', () => {
+  it('lists its operations, graded by method, callable unless they need a credential', async () => {
+    const shown = await stack.request(stack.key, 'GET', '/v1/openapi-apps/pets');
+    expect(shown.status).toBe(200);
+    const data = shown.body.data as Record<string, unknown>;
+    expect(data).toMatchObject({
+      app: 'pets',
+      auth_kind: 'openapi',
+      base_url: upstreamUrl,
+      snapshot: { accepted_version: 1, latest_version: 1, pending: null },
+    });
+    const operations = operationsOf(shown);
+    expect(operations.map((one) => [one.name, one.grade, one.grade_source, one.callable])).toEqual([
+      ['create_pet', 'write', 'method', true],
+      ['get_pet', 'read', 'method', true],
+      ['get_secrets', 'read', 'method', false],
+      ['list_pets', 'read', 'method', true],
+    ]);
+    expect(operations.find((one) => one.name === 'get_secrets')?.refused_because).toMatch(
+      /needs a credential/,
+    );
+    const actions = await stack.request(stack.key, 'GET', '/v1/actions?app=pets');
+    expect((actions.body.data as { action: string }[]).map((one) => one.action).sort()).toEqual([
+      'pets.create_pet',
+      'pets.get_pet',
+      'pets.list_pets',
+    ]);
+    const events = await findSnapshotEvents(stack.db.sql, stack.environmentId, 'pets');
+    expect(events.map((event) => event.request.operation)).toContain('register');
+  });
+
+  it('refuses clashing ids, malformed documents and bodies, naming the field', async () => {
+    const register = (body: unknown) =>
+      stack.request(stack.key, 'POST', '/v1/openapi-apps', { body });
+    const taken = await register({ id: 'pets', name: 'Again', document: petStore() });
+    expect([taken.status, errorOf(taken).code]).toEqual([409, 'conflict']);
+    const catalog = await register({ id: 'acme', name: 'Acme', document: petStore() });
+    expect([catalog.status, errorOf(catalog).code]).toEqual([400, 'invalid_request']);
+    expect(JSON.stringify(errorOf(catalog).issues)).toContain('"id"');
+    const malformed = await register({ id: 'broken', name: 'Broken', document: '{"openapi": ' });
+    expect([malformed.status, errorOf(malformed).code]).toEqual([400, 'invalid_request']);
+    expect(JSON.stringify(errorOf(malformed).issues)).toContain('"document"');
+    const notOpenApi = await register({ id: 'broken', name: 'Broken', document: { hello: 1 } });
+    expect(notOpenApi.status).toBe(400);
+    const both = await register({
+      id: 'broken',
+      name: 'Broken',
+      document: petStore(),
+      document_url: `${upstreamUrl}/doc`,
+    });
+    expect(both.status).toBe(400);
+    const badId = await register({ id: 'Bad_Id', name: 'x', document: petStore() });
+    expect(badId.status).toBe(400);
+    const listed = await stack.request(stack.key, 'GET', '/v1/openapi-apps');
+    expect((listed.body.data as { app: string }[]).map((one) => one.app)).toEqual(['pets']);
+  });
+
+  it('refuses a document_url and a base_url at a private address unless allowed', async () => {
+    const deps = {
+      sql: stack.db.sql,
+      config: { mcpApps: { allowPrivate: false }, upstream: { timeoutMs: 5_000 } },
+    };
+    const actor = {
+      environmentId: stack.environmentId,
+      agentId: 'ops',
+      channel: 'api' as const,
+      traceId: 'test',
+    };
+    const settings = {
+      id: 'private',
+      name: 'Private',
+      baseUrl: null,
+      operationAllowlist: null,
+      gradeOverrides: {},
+      trustDocumentGrades: false,
+    };
+    const fetched = await registerOpenApiApp(deps, actor, {
+      ...settings,
+      source: { documentUrl: 'https://127.0.0.1:9/openapi.json' },
+    }).catch((error: unknown) => error);
+    expect(fetched).toBeInstanceOf(OpenApiRegistryError);
+    expect((fetched as OpenApiRegistryError).field).toBe('document_url');
+    const based = await registerOpenApiApp(deps, actor, {
+      ...settings,
+      source: { document: JSON.stringify(petStore()) },
+      baseUrl: 'https://10.0.0.1/api',
+    }).catch((error: unknown) => error);
+    expect((based as OpenApiRegistryError).field).toBe('base_url');
+    expect((based as Error).message).toMatch(/MCP_APPS_ALLOW_PRIVATE/);
+  });
+
+  it('is not seen nor called from another environment', async () => {
+    const shown = await stack.request(stranger, 'GET', '/v1/openapi-apps/pets');
+    expect(shown.status).toBe(404);
+    const run = await stack.run('pets.list_pets', { user: 'u_1', input: {} }, { key: stranger });
+    expect([run.status, errorOf(run).code]).toEqual([404, 'not_found']);
+  });
+});
+
+describe('calling its operations', () => {
+  it('runs a read through the call workflow and passes the answer through', async () => {
+    const before = received.length;
+    const run = await stack.run('pets.get_pet', { user: 'u_1', input: { path: { id: 'rex' } } });
+    expect(run.status).toBe(200);
+    expect(run.body).toMatchObject({ ok: true, data: { method: 'GET', url: '/pets/rex' } });
+    expect(received.length).toBe(before + 1);
+    const failed = await stack.run('pets.get_pet', {
+      user: 'u_1',
+      input: { path: { id: 'missing' } },
+    });
+    expect(failed.body).toMatchObject({ ok: false, upstream_status: 404 });
+  });
+
+  it('refuses bad input before any workflow, naming the field, and a path that escapes', async () => {
+    const before = received.length;
+    const wrongType = await stack.run('pets.list_pets', {
+      user: 'u_1',
+      input: { query: { limit: 'many' } },
+    });
+    expect([wrongType.status, errorOf(wrongType).code]).toEqual([400, 'invalid_request']);
+    expect(errorOf(wrongType).message).toContain('input.query.limit');
+    const escape = await stack.run('pets.get_pet', { user: 'u_1', input: { path: { id: '..' } } });
+    expect([escape.status, errorOf(escape).code]).toEqual([400, 'invalid_request']);
+    expect(errorOf(escape).message).toContain('input.path.id');
+    const slash = await stack.run('pets.get_pet', {
+      user: 'u_1',
+      input: { path: { id: '../admin' } },
+    });
+    expect(slash.body).toMatchObject({ ok: true, data: { url: '/pets/..%2Fadmin' } });
+    const unknown = await stack.run('pets.list_pets', {
+      user: 'u_1',
+      input: { query: { other: 1 } },
+    });
+    expect(unknown.status).toBe(400);
+    expect(received.length).toBe(before + 1);
+  });
+
+  it('refuses an operation that needs a credential, sending nothing', async () => {
+    const before = received.length;
+    const run = await stack.run('pets.get_secrets', { user: 'u_1', input: {} });
+    expect([run.status, errorOf(run).code]).toEqual([403, 'denied_by_policy']);
+    expect(errorOf(run).message).toMatch(/needs a credential/);
+    expect(received.length).toBe(before);
+  });
+
+  it('holds a write, and runs it exactly once when approved', async () => {
+    const before = received.filter((one) => one.method === 'POST').length;
+    const input = { body: { name: 'Rex' } };
+    const held = await stack.run('pets.create_pet', { user: 'u_1', input });
+    expect([held.status, errorOf(held).code]).toEqual([403, 'approval_required']);
+    const id = (errorOf(held) as unknown as { approval: { id: string } }).approval.id;
+    const decided = await stack.request(stack.approver, 'POST', `/v1/approvals/${id}/approve`);
+    expect(decided.status).toBe(200);
+    const [first, second] = [
+      await stack.run('pets.create_pet', { user: 'u_1', input }),
+      await stack.run('pets.create_pet', { user: 'u_1', input }),
+    ];
+    expect(first.body).toMatchObject({
+      ok: true,
+      data: { method: 'POST', body: '{"name":"Rex"}' },
+    });
+    expect(second.status).toBe(403);
+    expect(received.filter((one) => one.method === 'POST').length).toBe(before + 1);
+  });
+});
+
+describe('pinning', () => {
+  it('refuses a changed operation until its snapshot is accepted; others keep working', async () => {
+    const refreshed = await stack.request(stack.key, 'POST', '/v1/openapi-apps/pets/refresh', {
+      body: { document: petStore({ getPetPath: '/animals/{id}', extraOperation: true }) },
+    });
+    expect(refreshed.status).toBe(200);
+    const pending = (refreshed.body.data as { snapshot: { pending: unknown } }).snapshot.pending;
+    expect(pending).toMatchObject({
+      version: 2,
+      changes: { added: ['list_toys'], changed: [{ operation: 'get_pet', fields: ['path'] }] },
+    });
+    const changed = await stack.run('pets.get_pet', { user: 'u_1', input: { path: { id: 'a' } } });
+    expect([changed.status, errorOf(changed).code]).toEqual([403, 'denied_by_policy']);
+    expect(errorOf(changed).message).toMatch(/changed its path in snapshot v2/);
+    const added = await stack.run('pets.list_toys', { user: 'u_1', input: {} });
+    expect(errorOf(added).code).toBe('denied_by_policy');
+    const unchanged = await stack.run('pets.list_pets', { user: 'u_1', input: {} });
+    expect(unchanged.body).toMatchObject({ ok: true, data: { url: '/pets' } });
+
+    const accepted = await stack.request(stack.key, 'POST', '/v1/openapi-apps/pets/accept', {
+      body: { version: 2 },
+    });
+    expect(accepted.status).toBe(200);
+    const now = await stack.run('pets.get_pet', { user: 'u_1', input: { path: { id: 'a' } } });
+    expect(now.body).toMatchObject({ ok: true, data: { url: '/animals/a' } });
+    const events = await findSnapshotEvents(stack.db.sql, stack.environmentId, 'pets');
+    expect(events.map((event) => [event.request.operation, event.decision])).toEqual(
+      expect.arrayContaining([
+        ['refresh', 'blocked'],
+        ['accept', 'allowed'],
+      ]),
+    );
+  });
+
+  it('grades by the operator’s override, and deletes the app', async () => {
+    const patched = await stack.request(stack.key, 'PATCH', '/v1/openapi-apps/pets', {
+      body: { grade_overrides: { list_pets: 'destructive' } },
+    });
+    expect(operationsOf(patched).find((one) => one.name === 'list_pets')).toMatchObject({
+      grade: 'destructive',
+      grade_source: 'override',
+    });
+    const denied = await stack.run('pets.list_pets', { user: 'u_1', input: {} });
+    expect(errorOf(denied).code).toBe('denied_by_policy');
+    const deleted = await stack.request(stack.key, 'DELETE', '/v1/openapi-apps/pets');
+    expect(deleted.body).toEqual({ data: { app: 'pets', deleted: true } });
+    const gone = await stack.run('pets.list_pets', { user: 'u_1', input: {} });
+    expect(gone.status).toBe(404);
+  });
+});
