@@ -1,4 +1,5 @@
 import { taskResultsScenario, taskResultsTable } from './task-results.js';
+import { openApiImportScenario, openApiImportTable } from './openapi-import.js';
 import { auditExportScenario, exportLine } from './audit-export.js';
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -247,7 +248,7 @@ async function main(): Promise<void> {
   const only = process.argv.includes('--only')
     ? process.argv[process.argv.indexOf('--only') + 1]
     : undefined;
-  const onlyOnes = ['simulate', 'approvals', 'export', 'console', 'notify', 'tasks'];
+  const onlyOnes = ['simulate', 'approvals', 'export', 'console', 'notify', 'tasks', 'openapi'];
   if (only !== undefined && !onlyOnes.includes(only)) {
     throw new Error(`--only takes: ${onlyOnes.join(', ')}`);
   }
@@ -259,6 +260,16 @@ async function main(): Promise<void> {
   const log = (line: string) => {
     process.stdout.write(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
   };
+  if (only === 'openapi') {
+    // The importer alone: no stack to start.
+    const imports = await openApiImportScenario(mode === 'quick' ? 3 : 10, mode === 'full', log);
+    const file = await writeReport({
+      ...(await runContext(mode, false, settings, {})),
+      openApiImport: imports,
+    });
+    process.stdout.write(`\n${openApiImportTable(imports)}${machineLine(file)}`);
+    return;
+  }
   if (process.argv.includes('--stack')) {
     // `gatehouse dev` against this benchmark's stack, in one run.
     await compareDevStack(process.argv[process.argv.indexOf('--stack') + 1], settings, log);
