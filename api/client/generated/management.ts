@@ -281,6 +281,112 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/openapi-apps': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the REST APIs imported as apps
+     * @description Each with its operations, their grades and whether they may be called, by id.
+     *
+     *     Needs a key with scope `apps:read`. Answers `{"data": …}`.
+     */
+    get: operations['list_openapi_apps'];
+    put?: never;
+    /**
+     * Import a REST API from its OpenAPI document as an app
+     * @description Imports the document (given inline, or fetched once from `document_url`) in a worker thread within the importer's limits: each operation becomes an action `<app>.<operation>`, graded by the operator's override, else the document's `x-gatehouse-scope`, else its method, and kept as snapshot 1, accepted by this registration unless the document's own grades decide one (then an operator accepts it, or registers with `trust_document_grades`). A document that cannot be imported is 400 naming `document` (or `document_url`, `base_url`) and the limit it went past.
+     *
+     *     Needs a key with scope `apps:manage`. Answers `{"data": …}`.
+     */
+    post: operations['register_openapi_app'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/openapi-apps/{app}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get an OpenAPI app, with its pending changes
+     * @description `snapshot.pending` shows what the newest import changed against the accepted snapshot: what accepting it would let agents call.
+     *
+     *     Needs a key with scope `apps:read`. Answers `{"data": …}`.
+     */
+    get: operations['get_openapi_app'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete an OpenAPI app
+     * @description Its snapshots go with it. Held calls to its operations are refused when they would run.
+     *
+     *     Needs a key with scope `apps:manage`. Answers `{"data": …}`.
+     */
+    delete: operations['delete_openapi_app'];
+    options?: never;
+    head?: never;
+    /**
+     * Change the name, base URL, allow-list or grade overrides of an OpenAPI app
+     * @description Takes effect for every call from now on, held calls included when they run. An allow-list that adds operations the snapshot left out takes effect at the next refresh.
+     *
+     *     Needs a key with scope `apps:manage`. Answers `{"data": …}`.
+     */
+    patch: operations['update_openapi_app'];
+    trace?: never;
+  };
+  '/v1/openapi-apps/{app}/refresh': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Import an OpenAPI app's document again
+     * @description From `document_url` again, or the `document` given. An import whose operations differ from the newest snapshot is kept as a new version; one that differs from the accepted snapshot is pending, recorded in the audit log (`<app>.*`, `via: "operator"`, `blocked`), and the operations it adds or changes are refused until an operator accepts it. The base URL stays pinned.
+     *
+     *     Needs a key with scope `apps:manage`. Answers `{"data": …}`.
+     */
+    post: operations['refresh_openapi_app'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/openapi-apps/{app}/accept': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Accept a snapshot of an OpenAPI app’s operations
+     * @description Calls use the accepted snapshot’s operation definitions; accepting the pending one lets its new and changed operations be called. Any kept version may be accepted, an older one too.
+     *
+     *     Needs a key with scope `apps:manage`. Answers `{"data": …}`.
+     */
+    post: operations['accept_openapi_app_snapshot'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/mcp-oauth-clients': {
     parameters: {
       query?: never;
@@ -1885,6 +1991,564 @@ export interface components {
       deleted: true;
       /** @description Connections revoked with it */
       revoked_connections: number;
+    };
+    register_openapi_app_output: {
+      app: string;
+      name: string;
+      /** @enum {string} */
+      auth_kind: 'openapi';
+      /** @description Where every call goes (pinned) */
+      base_url: string;
+      document_url: string | null;
+      operation_allowlist: string[] | null;
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      trust_document_grades: boolean;
+      /** @description What the newest snapshot was imported from */
+      document: {
+        specification: string;
+        title: string | null;
+        version: string | null;
+      } | null;
+      /** @description The operations of the accepted snapshot and of the newest, by name */
+      operations: {
+        /** @description The operation name, as the import gives it */
+        name: string;
+        /** @description `<app>.<operation>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        method: string;
+        /** @description The document's path template, below the base URL */
+        path: string;
+        summary: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /**
+         * @description Where the grade came from: the operator's override, the document's `x-gatehouse-scope`, or the method
+         * @enum {string}
+         */
+        grade_source: 'override' | 'extension' | 'method';
+        /** @description Whether its security requirement asks for a credential */
+        needs_credential: boolean;
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+      }[];
+      /** @description The newest import's operations that are not actions, and why */
+      skipped: {
+        method: string;
+        path: string;
+        operation_id: string | null;
+        reason: string;
+      }[];
+      /** @description Operations whose names came out alike: the others got `_2`, `_3`, … */
+      collisions: {
+        name: string;
+        operations: string[];
+      }[];
+      unmatched: {
+        operation_allowlist: string[];
+        grade_overrides: string[];
+      };
+      snapshot: {
+        accepted_version: number | null;
+        latest_version: number | null;
+        accepted_digest: string | null;
+        /** Format: date-time */
+        latest_fetched_at: string | null;
+        /** @description The newest snapshot, when it differs from the accepted one */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          digest: string;
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              operation: string;
+              fields: string[];
+            }[];
+          };
+        } | null;
+      };
+    };
+    register_openapi_app_input: {
+      /** @description A slug, unique in the environment, that no catalog app or remote MCP app has: `github` */
+      id: string;
+      name: string;
+      /** @description The OpenAPI document (3.0, 3.1 or Swagger 2.0): a JSON object, or its text as JSON or YAML. Bounded by the API's body limit (BODY_LIMIT_BYTES); a larger document (GitHub's is 13 MB) is given by `document_url`. */
+      document?:
+        | string
+        | {
+            [key: string]: unknown;
+          };
+      /** @description Where to fetch the document once (and again at each refresh): https, or loopback and private addresses only with MCP_APPS_ALLOW_PRIVATE; no redirects followed; up to 32 MiB. */
+      document_url?: string;
+      /** @description Where calls go, over the document's servers: https (private addresses only with MCP_APPS_ALLOW_PRIVATE). Pinned: a refresh never moves it. */
+      base_url?: string;
+      /** @description Only these operations become actions (names as the import gives them: `issues_create`); null or absent: every operation. Applied when the document is imported (an operation left out costs nothing) and to every call. */
+      operation_allowlist?: string[] | null;
+      /** @description Operation name → `read`, `write` or `destructive`, over the document's `x-gatehouse-scope` and the method's grade (GET read; POST, PUT, PATCH write; DELETE destructive). Replaced whole. */
+      grade_overrides?: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      /** @description Trust the document's own `x-gatehouse-scope` grades: the first snapshot is accepted by the registration even where they grade an operation. Absent or false: such a snapshot waits for an operator to review each grade and where it came from, then accept it. */
+      trust_document_grades?: boolean;
+    };
+    list_openapi_apps_output: components['schemas']['openapi_app'][];
+    openapi_app: {
+      app: string;
+      name: string;
+      /** @enum {string} */
+      auth_kind: 'openapi';
+      /** @description Where every call goes (pinned) */
+      base_url: string;
+      document_url: string | null;
+      operation_allowlist: string[] | null;
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      trust_document_grades: boolean;
+      /** @description What the newest snapshot was imported from */
+      document: {
+        specification: string;
+        title: string | null;
+        version: string | null;
+      } | null;
+      /** @description The operations of the accepted snapshot and of the newest, by name */
+      operations: {
+        /** @description The operation name, as the import gives it */
+        name: string;
+        /** @description `<app>.<operation>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        method: string;
+        /** @description The document's path template, below the base URL */
+        path: string;
+        summary: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /**
+         * @description Where the grade came from: the operator's override, the document's `x-gatehouse-scope`, or the method
+         * @enum {string}
+         */
+        grade_source: 'override' | 'extension' | 'method';
+        /** @description Whether its security requirement asks for a credential */
+        needs_credential: boolean;
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+      }[];
+      /** @description The newest import's operations that are not actions, and why */
+      skipped: {
+        method: string;
+        path: string;
+        operation_id: string | null;
+        reason: string;
+      }[];
+      /** @description Operations whose names came out alike: the others got `_2`, `_3`, … */
+      collisions: {
+        name: string;
+        operations: string[];
+      }[];
+      unmatched: {
+        operation_allowlist: string[];
+        grade_overrides: string[];
+      };
+      snapshot: {
+        accepted_version: number | null;
+        latest_version: number | null;
+        accepted_digest: string | null;
+        /** Format: date-time */
+        latest_fetched_at: string | null;
+        /** @description The newest snapshot, when it differs from the accepted one */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          digest: string;
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              operation: string;
+              fields: string[];
+            }[];
+          };
+        } | null;
+      };
+    };
+    get_openapi_app_output: {
+      app: string;
+      name: string;
+      /** @enum {string} */
+      auth_kind: 'openapi';
+      /** @description Where every call goes (pinned) */
+      base_url: string;
+      document_url: string | null;
+      operation_allowlist: string[] | null;
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      trust_document_grades: boolean;
+      /** @description What the newest snapshot was imported from */
+      document: {
+        specification: string;
+        title: string | null;
+        version: string | null;
+      } | null;
+      /** @description The operations of the accepted snapshot and of the newest, by name */
+      operations: {
+        /** @description The operation name, as the import gives it */
+        name: string;
+        /** @description `<app>.<operation>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        method: string;
+        /** @description The document's path template, below the base URL */
+        path: string;
+        summary: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /**
+         * @description Where the grade came from: the operator's override, the document's `x-gatehouse-scope`, or the method
+         * @enum {string}
+         */
+        grade_source: 'override' | 'extension' | 'method';
+        /** @description Whether its security requirement asks for a credential */
+        needs_credential: boolean;
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+      }[];
+      /** @description The newest import's operations that are not actions, and why */
+      skipped: {
+        method: string;
+        path: string;
+        operation_id: string | null;
+        reason: string;
+      }[];
+      /** @description Operations whose names came out alike: the others got `_2`, `_3`, … */
+      collisions: {
+        name: string;
+        operations: string[];
+      }[];
+      unmatched: {
+        operation_allowlist: string[];
+        grade_overrides: string[];
+      };
+      snapshot: {
+        accepted_version: number | null;
+        latest_version: number | null;
+        accepted_digest: string | null;
+        /** Format: date-time */
+        latest_fetched_at: string | null;
+        /** @description The newest snapshot, when it differs from the accepted one */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          digest: string;
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              operation: string;
+              fields: string[];
+            }[];
+          };
+        } | null;
+      };
+    };
+    update_openapi_app_output: {
+      app: string;
+      name: string;
+      /** @enum {string} */
+      auth_kind: 'openapi';
+      /** @description Where every call goes (pinned) */
+      base_url: string;
+      document_url: string | null;
+      operation_allowlist: string[] | null;
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      trust_document_grades: boolean;
+      /** @description What the newest snapshot was imported from */
+      document: {
+        specification: string;
+        title: string | null;
+        version: string | null;
+      } | null;
+      /** @description The operations of the accepted snapshot and of the newest, by name */
+      operations: {
+        /** @description The operation name, as the import gives it */
+        name: string;
+        /** @description `<app>.<operation>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        method: string;
+        /** @description The document's path template, below the base URL */
+        path: string;
+        summary: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /**
+         * @description Where the grade came from: the operator's override, the document's `x-gatehouse-scope`, or the method
+         * @enum {string}
+         */
+        grade_source: 'override' | 'extension' | 'method';
+        /** @description Whether its security requirement asks for a credential */
+        needs_credential: boolean;
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+      }[];
+      /** @description The newest import's operations that are not actions, and why */
+      skipped: {
+        method: string;
+        path: string;
+        operation_id: string | null;
+        reason: string;
+      }[];
+      /** @description Operations whose names came out alike: the others got `_2`, `_3`, … */
+      collisions: {
+        name: string;
+        operations: string[];
+      }[];
+      unmatched: {
+        operation_allowlist: string[];
+        grade_overrides: string[];
+      };
+      snapshot: {
+        accepted_version: number | null;
+        latest_version: number | null;
+        accepted_digest: string | null;
+        /** Format: date-time */
+        latest_fetched_at: string | null;
+        /** @description The newest snapshot, when it differs from the accepted one */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          digest: string;
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              operation: string;
+              fields: string[];
+            }[];
+          };
+        } | null;
+      };
+    };
+    /** @description Only the fields given change. */
+    update_openapi_app_input: {
+      name?: string;
+      /** @description The new pinned base URL, checked as at registration */
+      base_url?: string;
+      /** @description Only these operations become actions (names as the import gives them: `issues_create`); null or absent: every operation. Applied when the document is imported (an operation left out costs nothing) and to every call. */
+      operation_allowlist?: string[] | null;
+      /** @description Operation name → `read`, `write` or `destructive`, over the document's `x-gatehouse-scope` and the method's grade (GET read; POST, PUT, PATCH write; DELETE destructive). Replaced whole. */
+      grade_overrides?: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+    };
+    refresh_openapi_app_output: {
+      app: string;
+      name: string;
+      /** @enum {string} */
+      auth_kind: 'openapi';
+      /** @description Where every call goes (pinned) */
+      base_url: string;
+      document_url: string | null;
+      operation_allowlist: string[] | null;
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      trust_document_grades: boolean;
+      /** @description What the newest snapshot was imported from */
+      document: {
+        specification: string;
+        title: string | null;
+        version: string | null;
+      } | null;
+      /** @description The operations of the accepted snapshot and of the newest, by name */
+      operations: {
+        /** @description The operation name, as the import gives it */
+        name: string;
+        /** @description `<app>.<operation>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        method: string;
+        /** @description The document's path template, below the base URL */
+        path: string;
+        summary: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /**
+         * @description Where the grade came from: the operator's override, the document's `x-gatehouse-scope`, or the method
+         * @enum {string}
+         */
+        grade_source: 'override' | 'extension' | 'method';
+        /** @description Whether its security requirement asks for a credential */
+        needs_credential: boolean;
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+      }[];
+      /** @description The newest import's operations that are not actions, and why */
+      skipped: {
+        method: string;
+        path: string;
+        operation_id: string | null;
+        reason: string;
+      }[];
+      /** @description Operations whose names came out alike: the others got `_2`, `_3`, … */
+      collisions: {
+        name: string;
+        operations: string[];
+      }[];
+      unmatched: {
+        operation_allowlist: string[];
+        grade_overrides: string[];
+      };
+      snapshot: {
+        accepted_version: number | null;
+        latest_version: number | null;
+        accepted_digest: string | null;
+        /** Format: date-time */
+        latest_fetched_at: string | null;
+        /** @description The newest snapshot, when it differs from the accepted one */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          digest: string;
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              operation: string;
+              fields: string[];
+            }[];
+          };
+        } | null;
+      };
+    };
+    /** @description Absent `document`: the document is fetched again from the app's `document_url`. */
+    refresh_openapi_app_input: {
+      /** @description The OpenAPI document (3.0, 3.1 or Swagger 2.0): a JSON object, or its text as JSON or YAML. Bounded by the API's body limit (BODY_LIMIT_BYTES); a larger document (GitHub's is 13 MB) is given by `document_url`. */
+      document?:
+        | string
+        | {
+            [key: string]: unknown;
+          };
+    };
+    accept_openapi_app_snapshot_output: {
+      app: string;
+      name: string;
+      /** @enum {string} */
+      auth_kind: 'openapi';
+      /** @description Where every call goes (pinned) */
+      base_url: string;
+      document_url: string | null;
+      operation_allowlist: string[] | null;
+      grade_overrides: {
+        [key: string]: 'read' | 'write' | 'destructive';
+      };
+      trust_document_grades: boolean;
+      /** @description What the newest snapshot was imported from */
+      document: {
+        specification: string;
+        title: string | null;
+        version: string | null;
+      } | null;
+      /** @description The operations of the accepted snapshot and of the newest, by name */
+      operations: {
+        /** @description The operation name, as the import gives it */
+        name: string;
+        /** @description `<app>.<operation>`, as `/v1/actions/{action}/run` takes */
+        action: string;
+        method: string;
+        /** @description The document's path template, below the base URL */
+        path: string;
+        summary: string | null;
+        /**
+         * @description What the policy governs it at
+         * @enum {string}
+         */
+        grade: 'read' | 'write' | 'destructive';
+        /**
+         * @description Where the grade came from: the operator's override, the document's `x-gatehouse-scope`, or the method
+         * @enum {string}
+         */
+        grade_source: 'override' | 'extension' | 'method';
+        /** @description Whether its security requirement asks for a credential */
+        needs_credential: boolean;
+        callable: boolean;
+        /** @description Why calls are refused (`denied_by_policy`), when they are */
+        refused_because: string | null;
+      }[];
+      /** @description The newest import's operations that are not actions, and why */
+      skipped: {
+        method: string;
+        path: string;
+        operation_id: string | null;
+        reason: string;
+      }[];
+      /** @description Operations whose names came out alike: the others got `_2`, `_3`, … */
+      collisions: {
+        name: string;
+        operations: string[];
+      }[];
+      unmatched: {
+        operation_allowlist: string[];
+        grade_overrides: string[];
+      };
+      snapshot: {
+        accepted_version: number | null;
+        latest_version: number | null;
+        accepted_digest: string | null;
+        /** Format: date-time */
+        latest_fetched_at: string | null;
+        /** @description The newest snapshot, when it differs from the accepted one */
+        pending: {
+          version: number;
+          /** Format: date-time */
+          fetched_at: string;
+          digest: string;
+          changes: {
+            added: string[];
+            removed: string[];
+            changed: {
+              operation: string;
+              fields: string[];
+            }[];
+          };
+        } | null;
+      };
+    };
+    accept_openapi_app_snapshot_input: {
+      /** @description The snapshot reviewed (`snapshot.pending.version`): named, so that an import made since the review is never accepted unseen */
+      version: number;
+    };
+    delete_openapi_app_output: {
+      app: string;
+      /** @enum {boolean} */
+      deleted: true;
     };
     get_mcp_oauth_settings_output: {
       apps: {
@@ -4551,6 +5215,944 @@ export interface operations {
         content: {
           'application/json': {
             data: components['schemas']['accept_mcp_app_snapshot_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       *     - `idempotency_key_reused`: this `Idempotency-Key` came with a different request before; use a new key for a new request
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  list_openapi_apps: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['list_openapi_apps_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  register_openapi_app: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Retries with the same key, body and API key get the first answer (kept 24 h); the same key with anything else is 409 idempotency_key_reused. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['register_openapi_app_input'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['register_openapi_app_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       *     - `idempotency_key_reused`: this `Idempotency-Key` came with a different request before; use a new key for a new request
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  get_openapi_app: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The OpenAPI app id */
+        app: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['get_openapi_app_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  delete_openapi_app: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The OpenAPI app id */
+        app: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['delete_openapi_app_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  update_openapi_app: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The OpenAPI app id */
+        app: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['update_openapi_app_input'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['update_openapi_app_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  refresh_openapi_app: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Retries with the same key, body and API key get the first answer (kept 24 h); the same key with anything else is 409 idempotency_key_reused. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The OpenAPI app id */
+        app: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['refresh_openapi_app_input'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['refresh_openapi_app_output'];
+          };
+        };
+      };
+      /**
+       * @description **Invalid request.**
+       *
+       *     - `invalid_request`: `issues` lists every problem: the field, parameter or header, and what is wrong with it
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not authenticated.**
+       *
+       *     - `invalid_api_key`: no API key, or one that is wrong, revoked or for another environment
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Refused.**
+       *
+       *     - `insufficient_access`: the key's access level or scopes do not cover this; the message says what is missing
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Not found.**
+       *
+       *     - `not_found`: nothing by that id in the environment of your key
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Conflict.**
+       *
+       *     - `conflict`: the current state does not allow this; the message says why
+       *     - `idempotency_key_reused`: this `Idempotency-Key` came with a different request before; use a new key for a new request
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Gone.**
+       *     This operation does not answer it; every management operation lists the same statuses.
+       *
+       *     - `gone`: the resource is gone for good
+       */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Too many requests.**
+       *
+       *     - `rate_limited`: too many requests; wait the seconds in `Retry-After`
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /**
+       * @description **Internal error.**
+       *
+       *     - `internal_error`: something failed on our side; retry, and quote `X-Trace-Id` if it persists
+       */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  accept_openapi_app_snapshot: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Retries with the same key, body and API key get the first answer (kept 24 h); the same key with anything else is 409 idempotency_key_reused. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The OpenAPI app id */
+        app: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['accept_openapi_app_snapshot_input'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['accept_openapi_app_snapshot_output'];
           };
         };
       };
