@@ -107,6 +107,19 @@ const OPERATIONS = [
   ['delete', '/v1/mcp-apps/{app}', 'delete_mcp_app', 'apps:manage', 'proposal'],
   ['post', '/v1/mcp-apps/{app}/refresh', 'refresh_mcp_app', 'apps:manage', 'proposal'],
   ['post', '/v1/mcp-apps/{app}/accept', 'accept_mcp_app_snapshot', 'apps:manage', 'proposal'],
+  ['post', '/v1/openapi-apps', 'register_openapi_app', 'apps:manage', 'proposal'],
+  ['get', '/v1/openapi-apps', 'list_openapi_apps', 'apps:read', 'read'],
+  ['get', '/v1/openapi-apps/{app}', 'get_openapi_app', 'apps:read', 'read'],
+  ['patch', '/v1/openapi-apps/{app}', 'update_openapi_app', 'apps:manage', 'proposal'],
+  ['delete', '/v1/openapi-apps/{app}', 'delete_openapi_app', 'apps:manage', 'proposal'],
+  ['post', '/v1/openapi-apps/{app}/refresh', 'refresh_openapi_app', 'apps:manage', 'proposal'],
+  [
+    'post',
+    '/v1/openapi-apps/{app}/accept',
+    'accept_openapi_app_snapshot',
+    'apps:manage',
+    'proposal',
+  ],
   // Beyond the original fifteen: which of the identity provider's groups hold which role.
   ['get', '/v1/role-mappings', 'list_role_mappings', 'people:read', 'read'],
   ['put', '/v1/role-mappings/{group}', 'set_role_mapping', 'people:manage', 'proposal'],
@@ -183,7 +196,7 @@ beforeAll(async () => {
 });
 
 describe('the management document', () => {
-  it('is titled "management API" 1.0.0 and has exactly the original fifteen operations, the approvers inbox, the remote MCP apps and the role mappings', () => {
+  it('is titled "management API" 1.0.0 and has exactly the original fifteen operations, the approvers inbox, the remote MCP apps, the OpenAPI apps and the role mappings', () => {
     expect(doc.info).toMatchObject({ title: 'management API', version: '1.0.0' });
     const ids = Object.values(doc.paths).flatMap((ops) =>
       Object.values(ops).map((op) => op.operationId),
