@@ -16,7 +16,11 @@ import {
 } from '../connect/credential-form.js';
 import type { LinkApp } from '../connect/link-app.js';
 import { checkLink } from '../connect/link-check.js';
-import { credentialLabel, renderCredentialPage } from '../connect/pages/credential.js';
+import {
+  CREDENTIAL_REFERRER_POLICY,
+  credentialLabel,
+  renderCredentialPage,
+} from '../connect/pages/credential.js';
 import type { ConnectBranding } from '../connect/pages/index.js';
 import { problemPage, sendPage } from '../connect/respond.js';
 import type { PageLimits } from '../http/rate-limit.js';
@@ -87,6 +91,7 @@ export function connectCredentialRoutes(
         fields,
         problem,
       }),
+      CREDENTIAL_REFERRER_POLICY,
     );
   }
 

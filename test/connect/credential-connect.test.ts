@@ -135,6 +135,8 @@ describe('the credential page', () => {
     expect(form.status).toBe(200);
     expect(form.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
     expect(form.headers.get('cache-control')).toBe('no-store');
+    // The origin, so the post has one to check (under no-referrer a browser sends Origin: null).
+    expect(form.headers.get('referrer-policy')).toBe('strict-origin');
     expect(form.html).not.toMatch(/<script/i);
     expect(form.html).toContain('Connect <span class="keep">keyed service</span>');
     expect(form.html).toContain('API key');

@@ -20,6 +20,13 @@ export interface CredentialPageOptions {
   problem?: { field: 'secret' | 'username' | 'password'; message: string } | null;
 }
 
+/**
+ * As the approval page's: under `no-referrer` a browser posts the form with `Origin: null`, which
+ * leaves the post nothing to check its origin against. `strict-origin` lets the origin through
+ * and never a path, so the link's token still goes nowhere.
+ */
+export const CREDENTIAL_REFERRER_POLICY = 'strict-origin';
+
 // Form controls are not in the shared sheet: only this page has them.
 const FORM_CSS = [
   'form{margin-top:24px;text-align:left}',
@@ -125,6 +132,7 @@ export function renderCredentialPage(options: CredentialPageOptions): string {
     title: `Connect ${appName} to ${displayName}`,
     card,
     after: supportLine(branding),
+    referrer: CREDENTIAL_REFERRER_POLICY,
     extraCss: FORM_CSS,
   });
 }
