@@ -32,7 +32,23 @@ const operationSchema = z.object({
 const changesSchema = z.object({
   added: z.array(z.string()),
   removed: z.array(z.string()),
-  changed: z.array(z.object({ operation: z.string(), fields: z.array(z.string()) })),
+  changed: z.array(
+    z.object({
+      operation: z.string(),
+      fields: z.array(
+        z.enum([
+          'method',
+          'path',
+          'grade',
+          'summary',
+          'description',
+          'parameters',
+          'body',
+          'security',
+        ]),
+      ),
+    }),
+  ),
 });
 
 export const openApiAppSchema = z

@@ -19,6 +19,7 @@ import type { Sql } from '../database/client.js';
 import { loadOrCreateLocalState } from '../dev/local-state.js';
 import { withCliDatabase } from './cli-database.js';
 import { listMcpAppStandingsIn } from './mcp-apps.js';
+import { openApiAppsTable } from './openapi-apps.js';
 import { listOutput } from './table.js';
 
 export type AppSettings = Pick<Config, 'api' | 'apps'>;
@@ -156,11 +157,13 @@ export async function listAppsCommand(
     { ...options, empty: '(no apps)' },
   );
   if (options.json) return table;
+  const imported = environment ? await openApiAppsTable(environment.sql, environment.name) : null;
   return [
     table,
     '',
     registerLine(connectRedirectUri(settings.api)),
     ...(remote.length > 0 && environment ? ['', remoteTable(remote, environment.name)] : []),
+    ...(imported ? ['', imported] : []),
   ].join('\n');
 }
 

@@ -31,6 +31,14 @@ import {
   showMcpAppCommand,
   updateMcpAppCommand,
 } from './mcp-apps.js';
+import {
+  acceptOpenApiAppCommand,
+  importOpenApiAppCommand,
+  isOpenApiAppIn,
+  refreshOpenApiAppCommand,
+  removeOpenApiAppCommand,
+  showOpenApiAppCommand,
+} from './openapi-apps.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import { runDev } from './dev.js';
 import {
@@ -520,9 +528,13 @@ export function buildProgram(): Command {
     .action(
       action(async (app: string, options: AppsOptions) => {
         const { env } = options;
-        // Not a catalog app: a remote MCP app of the environment.
+        // Not a catalog app: an OpenAPI app or a remote MCP app of the environment.
         if (env && !findApp(app)) {
-          return withCliDatabase((sql) => showMcpAppCommand(sql, app, { ...options, env }));
+          return withCliDatabase(async (sql) =>
+            (await isOpenApiAppIn(sql, env, app))
+              ? showOpenApiAppCommand(sql, app, { ...options, env })
+              : showMcpAppCommand(sql, app, { ...options, env }),
+          );
         }
         const settings = await appSettings();
         return withAppsEnvironment(options, (environment) =>
@@ -543,6 +555,45 @@ export function buildProgram(): Command {
       const settings = await mcpAppSettings();
       return withCliDatabase((sql) => run(sql, settings, ...args));
     });
+  /** The OpenAPI app's command when `<app>` is one in `--env`, else the remote MCP app's. */
+  const eitherAppCommand = <O extends { env: string }>(
+    mcp: (
+      sql: Parameters<typeof removeMcpAppCommand>[0],
+      settings: Awaited<ReturnType<typeof mcpAppSettings>>,
+      id: string,
+      options: O,
+    ) => Promise<string>,
+    openApi: (
+      sql: Parameters<typeof removeMcpAppCommand>[0],
+      settings: Awaited<ReturnType<typeof mcpAppSettings>>,
+      id: string,
+      options: O,
+    ) => Promise<string>,
+  ) =>
+    mcpAppCommand(async (sql, settings, id: string, options: O) =>
+      (await isOpenApiAppIn(sql, options.env, id))
+        ? openApi(sql, settings, id, options)
+        : mcp(sql, settings, id, options),
+    );
+  apps
+    .command('import')
+    .description(
+      "import a REST API from its OpenAPI document as an app: each operation becomes an action <app>.<operation>, kept as snapshot 1, accepted by the import unless the document's own x-gatehouse-scope grades one (then review with `apps show` and `apps accept --version 1`)",
+    )
+    .argument('<app>', 'the app id: a slug no catalog or MCP app has, e.g. github-api')
+    .requiredOption('--env <name>', 'environment the app belongs to')
+    .option('--file <path>', 'the document (JSON or YAML)')
+    .option('--url <url>', 'where to fetch the document (again at each refresh)')
+    .option('--name <name>', 'its display name (default: the id)')
+    .option('--base-url <url>', "where calls go, over the document's servers (pinned)")
+    .option('--allow <operations>', 'only these operations become actions, comma-separated')
+    .option('--grade <operation=grade,…>', 'grade overrides: read, write or destructive')
+    .option(
+      '--trust-document-grades',
+      "accept snapshot 1 now, trusting the document's own x-gatehouse-scope grades",
+    )
+    .option('--json', 'print JSON instead of text')
+    .action(mcpAppCommand(importOpenApiAppCommand));
   apps
     .command('register')
     .description(
@@ -563,20 +614,23 @@ export function buildProgram(): Command {
   apps
     .command('refresh')
     .description(
-      "list a remote MCP app's tools again: a changed listing is a pending snapshot, whose new and changed tools are refused until accepted",
+      "list a remote MCP app's tools again, or import an OpenAPI app's document again: a change is a pending snapshot, whose new and changed tools or operations are refused until accepted",
     )
     .argument('<app>', 'the app id')
     .requiredOption('--env <name>', 'environment the app belongs to')
+    .option('--file <path>', 'an OpenAPI app: import this document instead of fetching its URL')
     .option('--json', 'print JSON instead of text')
-    .action(mcpAppCommand(refreshMcpAppCommand));
+    .action(eitherAppCommand(refreshMcpAppCommand, refreshOpenApiAppCommand));
   apps
     .command('accept')
-    .description('accept a snapshot of a remote MCP app: calls use its tool definitions')
+    .description(
+      'accept a snapshot of a remote MCP app or an OpenAPI app: calls use its definitions',
+    )
     .argument('<app>', 'the app id')
     .requiredOption('--env <name>', 'environment the app belongs to')
     .requiredOption('--version <n>', 'the snapshot reviewed (`pending` in apps show)')
     .option('--json', 'print JSON instead of text')
-    .action(mcpAppCommand(acceptMcpAppCommand));
+    .action(eitherAppCommand(acceptMcpAppCommand, acceptOpenApiAppCommand));
   apps
     .command('update')
     .description("change a remote MCP app's name, tool allow-list or grade overrides")
@@ -590,10 +644,12 @@ export function buildProgram(): Command {
     .action(mcpAppCommand(updateMcpAppCommand));
   apps
     .command('remove')
-    .description("delete a remote MCP app: its snapshots, and its users' connections (revoked)")
+    .description(
+      "delete a remote MCP app (its snapshots, and its users' connections, revoked) or an OpenAPI app (its snapshots)",
+    )
     .argument('<app>', 'the app id')
     .requiredOption('--env <name>', 'environment the app belongs to')
-    .action(mcpAppCommand(removeMcpAppCommand));
+    .action(eitherAppCommand(removeMcpAppCommand, removeOpenApiAppCommand));
 
   const policies = program.command('policies').description('try policies before they govern');
   policies

@@ -2070,7 +2070,16 @@ export interface components {
             removed: string[];
             changed: {
               operation: string;
-              fields: string[];
+              fields: (
+                | 'method'
+                | 'path'
+                | 'grade'
+                | 'summary'
+                | 'description'
+                | 'parameters'
+                | 'body'
+                | 'security'
+              )[];
             }[];
           };
         } | null;
@@ -2178,7 +2187,16 @@ export interface components {
             removed: string[];
             changed: {
               operation: string;
-              fields: string[];
+              fields: (
+                | 'method'
+                | 'path'
+                | 'grade'
+                | 'summary'
+                | 'description'
+                | 'parameters'
+                | 'body'
+                | 'security'
+              )[];
             }[];
           };
         } | null;
@@ -2262,7 +2280,16 @@ export interface components {
             removed: string[];
             changed: {
               operation: string;
-              fields: string[];
+              fields: (
+                | 'method'
+                | 'path'
+                | 'grade'
+                | 'summary'
+                | 'description'
+                | 'parameters'
+                | 'body'
+                | 'security'
+              )[];
             }[];
           };
         } | null;
@@ -2346,7 +2373,16 @@ export interface components {
             removed: string[];
             changed: {
               operation: string;
-              fields: string[];
+              fields: (
+                | 'method'
+                | 'path'
+                | 'grade'
+                | 'summary'
+                | 'description'
+                | 'parameters'
+                | 'body'
+                | 'security'
+              )[];
             }[];
           };
         } | null;
@@ -2442,7 +2478,16 @@ export interface components {
             removed: string[];
             changed: {
               operation: string;
-              fields: string[];
+              fields: (
+                | 'method'
+                | 'path'
+                | 'grade'
+                | 'summary'
+                | 'description'
+                | 'parameters'
+                | 'body'
+                | 'security'
+              )[];
             }[];
           };
         } | null;
@@ -2535,7 +2580,16 @@ export interface components {
             removed: string[];
             changed: {
               operation: string;
-              fields: string[];
+              fields: (
+                | 'method'
+                | 'path'
+                | 'grade'
+                | 'summary'
+                | 'description'
+                | 'parameters'
+                | 'body'
+                | 'security'
+              )[];
             }[];
           };
         } | null;
