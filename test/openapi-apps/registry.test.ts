@@ -231,6 +231,54 @@ describe('registering an OpenAPI app', () => {
   });
 });
 
+describe("the document's own grades", () => {
+  const graded = () => ({
+    openapi: '3.0.3',
+    info: { title: 'Graded', version: '1' },
+    servers: [{ url: upstreamUrl }],
+    paths: {
+      '/wipe': {
+        post: {
+          operationId: 'wipe',
+          'x-gatehouse-scope': 'read',
+          responses: { '200': { description: 'ok' } },
+        },
+      },
+    },
+  });
+
+  it('wait for an operator unless the registration trusts them', async () => {
+    const waiting = await stack.request(stack.key, 'POST', '/v1/openapi-apps', {
+      body: { id: 'graded', name: 'Graded', document: graded() },
+    });
+    expect(waiting.status).toBe(200);
+    expect(waiting.body.data).toMatchObject({
+      snapshot: { accepted_version: null, latest_version: 1, pending: { version: 1 } },
+    });
+    expect(operationsOf(waiting)[0]).toMatchObject({
+      name: 'wipe',
+      grade: 'read',
+      grade_source: 'extension',
+      callable: false,
+    });
+    const refused = await stack.run('graded.wipe', { user: 'u_1', input: {} });
+    expect([refused.status, errorOf(refused).code]).toEqual([403, 'denied_by_policy']);
+    expect(errorOf(refused).message).toMatch(/no operator has accepted yet/);
+    const accepted = await stack.request(stack.key, 'POST', '/v1/openapi-apps/graded/accept', {
+      body: { version: 1 },
+    });
+    expect(operationsOf(accepted)[0]?.callable).toBe(true);
+
+    const trusted = await stack.request(stack.key, 'POST', '/v1/openapi-apps', {
+      body: { id: 'graded-2', name: 'Graded', document: graded(), trust_document_grades: true },
+    });
+    expect(trusted.body.data).toMatchObject({ snapshot: { accepted_version: 1, pending: null } });
+    for (const id of ['graded', 'graded-2']) {
+      expect((await stack.request(stack.key, 'DELETE', `/v1/openapi-apps/${id}`)).status).toBe(200);
+    }
+  });
+});
+
 describe('calling its operations', () => {
   it('runs a read through the call workflow and passes the answer through', async () => {
     const before = received.length;
