@@ -12,6 +12,7 @@ import {
 import { CookieJar } from '../../infra/demo-app/cookie-jar.js';
 import { CONTENT_SECURITY_POLICY } from '../../api/connect/pages/index.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+import { historyText } from '../support/workflow-history.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
 
@@ -191,8 +192,11 @@ describe('connecting with an API key', () => {
     const call = await credentialForCall(stack.db.sql, stack.config.encryption, id);
     expect(call).toEqual({ kind: 'ready', auth: { headers: { 'x-api-key': key }, query: [] } });
 
-    // Nowhere else: not in the API's log lines, not in the audit trail.
-    expect(stack.api.logs.join('\n')).not.toContain(key);
+    // Nowhere else: not in the API's log lines (nor the link's token), not in the audit trail.
+    const logs = stack.api.logs.join('\n');
+    expect(logs).not.toContain(key);
+    expect(logs).toContain('credential connection stored');
+    expect(logs).toContain('/connect/[token]/credential');
     const [audit] = await stack.db.sql<{ found: number }[]>`
       select count(*)::int as found from audit_events
       where request::text like ${`%${key}%`} or coalesce(response::text, '') like ${`%${key}%`}`;
@@ -410,7 +414,8 @@ describe('reconnecting', () => {
   });
 
   it('nothing to refresh (409); revoking erases the credential', async () => {
-    const id = await connect('u_revoke', 'keyed', { secret: secretOf('rv') });
+    const key = secretOf('rv');
+    const id = await connect('u_revoke', 'keyed', { secret: key });
     const refresh = await fetch(`${stack.api.url}/v1/connections/${id}/refresh`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stack.key.key}` },
@@ -428,6 +433,10 @@ describe('reconnecting', () => {
       kind: 'unusable',
       status: 'revoked',
     });
+    // The revocation's workflow carried the connection's id, never its credential.
+    const history = await historyText(stack.temporal, `revoke/${id}`);
+    expect(history).toContain(id);
+    expect(history).not.toContain(key);
   });
 });
 
