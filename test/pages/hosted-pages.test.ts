@@ -1,6 +1,6 @@
 // Every hosted page, as a real browser lays it out: the connect page, its success
-// and error pages, the approval review page, the decided pages, the page of a link already used,
-// and the codec sign-in page. Each is reached for real on the test stack, then laid out in
+// and error pages, the credential page (and again after a refused entry), the approval review
+// page, the decided pages, the page of a link already used, and the codec sign-in page. Each is reached for real on the test stack, then laid out in
 // headless Chromium at a phone width and a desktop width (screenshots in `screenshots/`, git-
 // ignored, to look at) and at widths between, where no page may scroll sideways and no date,
 // id or app name in a heading may break inside itself ("2026-/11-25", "demo-/agent",
@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { saveCredentialApp } from '../../activities/db/credential-apps.js';
 import { CODEC_PATH } from '../../api/routes/codec.js';
 import {
   approvalIdOf,
@@ -91,6 +92,27 @@ beforeAll(async () => {
         await captured(page, 'approval-already-decided');
       }
     }
+    // An app that takes a credential the user enters: its page, and the page again after a key
+    // the page refuses (its message above the field).
+    await saveCredentialApp(stack.db.sql, {
+      environmentId: stack.environmentId,
+      id: 'acme-keyed',
+      name: 'Acme Tasks',
+      scheme: { scheme: 'api_key', in: 'header', name: 'X-Api-Key' },
+      hint: 'Your Acme Tasks API key, under Settings → API keys → Create key.',
+      declaredBy: 'test',
+    });
+    const credentialLink = await stack.request(stack.key, 'POST', '/v1/connect/links', {
+      body: { user: 'u_screens', app: 'acme-keyed' },
+    });
+    expect(credentialLink.status).toBe(201);
+    await page.goto(String(credentialLink.body.url));
+    await captured(page, 'connect-credential');
+    await page.getByLabel(/API key/).fill('not a key');
+    await page.getByRole('button', { name: /Connect Acme Tasks/ }).click();
+    await page.getByRole('alert').waitFor();
+    await captured(page, 'connect-credential-refused');
+
     await page.goto(new URL(`${CODEC_PATH}/session`, linkUrl).href);
     await captured(page, 'codec-sign-in');
   } finally {
@@ -136,6 +158,8 @@ describe('every hosted page, in a real browser', () => {
         'approval-review',
         'codec-sign-in',
         'connect',
+        'connect-credential',
+        'connect-credential-refused',
         'connect-error-unknown-link',
         'connect-error-used-link',
         'connect-success',
