@@ -55,6 +55,8 @@ export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: 
     }
     const now = new Date();
     if (connection.status !== 'active') return result(connection, false);
+    // A credential the user entered has nothing to refresh: it stays as entered, and active.
+    if (connection.authKind === 'credential') return result(connection, false);
     const servedByEarlier = connection.refreshCount > request.seenRefreshCount;
     if (servedByEarlier || (!request.force && !needsRefresh(connection.accessTokenExpiresAt, now)))
       return result(connection, false);

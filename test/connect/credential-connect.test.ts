@@ -9,6 +9,7 @@ import {
   removeCredentialApp,
   saveCredentialApp,
 } from '../../activities/db/credential-apps.js';
+import { refreshThroughWorkflow } from '../../activities/connections/refresh-workflow.js';
 import { CookieJar } from '../../infra/demo-app/cookie-jar.js';
 import { CONTENT_SECURITY_POLICY } from '../../api/connect/pages/index.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
@@ -421,6 +422,14 @@ describe('reconnecting', () => {
       headers: { authorization: `Bearer ${stack.key.key}` },
     });
     expect(refresh.status).toBe(409);
+    // Nor does the refresh workflow, asked directly, expire it for want of a refresh token.
+    const forced = await refreshThroughWorkflow(stack.temporal, stack.config.temporal.taskQueue, {
+      connectionId: id,
+      seenRefreshCount: 0,
+      force: true,
+    });
+    expect(forced).toMatchObject({ status: 'active', refreshed: false });
+    expect((await connectionsOf('u_revoke'))[0]?.status).toBe('active');
     const revoked = await fetch(`${stack.api.url}/v1/connections/${id}`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${stack.key.key}` },
