@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { findEnvironmentAppRecord, MCP_APP_ID } from '../../activities/apps/directory.js';
 import { createMcpSession, revokeMcpSession } from '../../activities/db/mcp-sessions.js';
+import { openApiAppExists } from '../../activities/db/openapi-apps.js';
 import type { Sql } from '../../infra/database/client.js';
 import { findAction, findApp } from '../../workflows/catalog/index.js';
 import { MCP_TOOL_NAME } from '../../workflows/catalog/mcp-tools.js';
@@ -69,7 +70,11 @@ async function checkRemoteApps(
     }),
   ].filter((entry) => !findApp(entry.app));
   for (const entry of named) {
-    if (!(await findEnvironmentAppRecord(sql, environmentId, entry.app))) {
+    // An OpenAPI app's operations are tools too (`<app>__<operation>`).
+    const known =
+      (await findEnvironmentAppRecord(sql, environmentId, entry.app)) !== null ||
+      (await openApiAppExists(sql, environmentId, entry.app));
+    if (!known) {
       throw new InvalidRequestError(`Unknown app "${entry.app}" in ${entry.path}.`, [
         { path: entry.path, message: 'is not an app of this environment' },
       ]);

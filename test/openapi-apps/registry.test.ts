@@ -11,6 +11,7 @@ import {
   registerOpenApiApp,
 } from '../../activities/openapi-registry/registry.js';
 import { findSnapshotEvents } from './registry-support.js';
+import { connectMcp, mintSession } from '../mcp/mcp-client.js';
 
 interface Received {
   method: string;
@@ -291,6 +292,30 @@ describe('calling its operations', () => {
       input: { path: { id: 'missing' } },
     });
     expect(failed.body).toMatchObject({ ok: false, upstream_status: 404 });
+  });
+
+  it("is a tool of Gatehouse's MCP server, app__operation, and runs there", async () => {
+    const session = await mintSession(stack, { user: 'u_1', apps: ['pets'] });
+    const mcp = await connectMcp(session.address);
+    try {
+      const { tools } = await mcp.listAll();
+      expect(tools.map((tool) => tool.name).sort()).toEqual([
+        'pets__create_pet',
+        'pets__get_pet',
+        'pets__list_pets',
+      ]);
+      expect(tools.find((tool) => tool.name === 'pets__get_pet')?.inputSchema).toMatchObject({
+        type: 'object',
+        properties: { path: expect.any(Object) },
+      });
+      const before = received.length;
+      const result = await mcp.call('pets__get_pet', { path: { id: 'tom' } });
+      expect(result.isError ?? false).toBe(false);
+      expect(JSON.stringify(result.structuredContent ?? result.content)).toContain('/pets/tom');
+      expect(received.length).toBe(before + 1);
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('refuses bad input before any workflow, naming the field, and a path that escapes', async () => {
