@@ -3,7 +3,10 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   credentialForCall,
   noteCredentialAnswer,
+  requestAuthOf,
+  withRequestAuth,
 } from '../../activities/credentials/request-auth.js';
+import { saveCredentialConnection } from '../../activities/db/credential-connections.js';
 import {
   CredentialAppRefused,
   removeCredentialApp,
@@ -492,5 +495,64 @@ describe('declarations', () => {
     expect(row).toEqual({ status: 'revoked', sealed: null });
     const link = await createLink(stack, { user: 'u_gone', app: 'gone' });
     expect(link.status).toBe(400);
+  });
+});
+
+describe('presenting a credential', () => {
+  it('replaces a header of the same name whatever its case, and appends to the query', () => {
+    const sent = withRequestAuth(
+      new URL('https://api.example/v1/items?page=2'),
+      { 'X-API-KEY': 'from the caller', accept: 'application/json' },
+      requestAuthOf({
+        scheme: { scheme: 'api_key', in: 'header', name: 'X-Api-Key' },
+        secret: { scheme: 'api_key', key: 'k1' },
+      }),
+    );
+    expect(sent.headers).toEqual({ accept: 'application/json', 'x-api-key': 'k1' });
+    const query = withRequestAuth(
+      new URL('https://api.example/v1/items?page=2'),
+      {},
+      requestAuthOf({
+        scheme: { scheme: 'api_key', in: 'query', name: 'api_key' },
+        secret: { scheme: 'api_key', key: 'k&2=' },
+      }),
+    );
+    expect(query.url.href).toBe('https://api.example/v1/items?page=2&api_key=k%262%3D');
+  });
+
+  it('refuses a stored secret the page would have refused (a row written around it)', async () => {
+    const [user] = await stack.db.sql<{ id: string }[]>`
+      select id from connected_users where external_id = 'u_key'`;
+    const saved = await stack.db.sql.begin((tx) =>
+      saveCredentialConnection(tx, stack.config.encryption, {
+        environmentId: stack.environmentId,
+        connectedUserId: user?.id ?? '',
+        app: 'bearing',
+        scheme: { scheme: 'bearer' },
+        secret: { scheme: 'bearer', token: 'abc\r\nX-Injected: yes' },
+        grantedScopes: ['read'],
+      }),
+    );
+    if (saved.kind !== 'saved') throw new Error('not saved');
+    await expect(
+      credentialForCall(stack.db.sql, stack.config.encryption, saved.connection.id),
+    ).rejects.toThrow('cannot be sent');
+    expect(() =>
+      requestAuthOf({
+        scheme: { scheme: 'api_key', in: 'header', name: 'Content-Length' },
+        secret: { scheme: 'api_key', key: 'k' },
+      }),
+    ).toThrow('cannot be sent');
+  });
+
+  it('finds no credential on an OAuth connection', async () => {
+    const oauth = await stack.db.sql<{ id: string }[]>`
+      insert into connections (id, environment_id, connected_user_id, app, status)
+      select gen_random_uuid(), ${stack.environmentId}, id, 'acme', 'active'
+      from connected_users where external_id = 'u_key'
+      returning id`;
+    expect(
+      await credentialForCall(stack.db.sql, stack.config.encryption, oauth[0]?.id ?? ''),
+    ).toEqual({ kind: 'unusable', status: 'missing' });
   });
 });
