@@ -186,6 +186,18 @@ describe('registering an OpenAPI app', () => {
     expect(both.status).toBe(400);
     const badId = await register({ id: 'Bad_Id', name: 'x', document: petStore() });
     expect(badId.status).toBe(400);
+    const deep = await register({
+      id: 'deep',
+      name: 'Deep',
+      document: `${'['.repeat(200)}${']'.repeat(200)}`,
+    });
+    expect([deep.status, errorOf(deep).code]).toEqual([400, 'invalid_request']);
+    expect(JSON.stringify(errorOf(deep).issues)).toContain('document_depth');
+    // An MCP app may not take an OpenAPI app's id either (refused before its server is asked).
+    const mcp = await stack.request(stack.key, 'POST', '/v1/mcp-apps', {
+      body: { id: 'pets', name: 'Pets', server_url: 'http://127.0.0.1:9/mcp' },
+    });
+    expect([mcp.status, errorOf(mcp).code]).toEqual([409, 'conflict']);
     const listed = await stack.request(stack.key, 'GET', '/v1/openapi-apps');
     expect((listed.body.data as { app: string }[]).map((one) => one.app)).toEqual(['pets']);
   });
@@ -403,6 +415,31 @@ describe('pinning', () => {
         ['accept', 'allowed'],
       ]),
     );
+  });
+
+  it('refuses a call held before its operation changed, when it runs after approval', async () => {
+    const input = { body: { name: 'Held' } };
+    const held = await stack.run('pets.create_pet', { user: 'u_2', input });
+    const id = (errorOf(held) as unknown as { approval: { id: string } }).approval.id;
+    const changed = petStore({ getPetPath: '/animals/{id}', extraOperation: true });
+    changed.paths['/pets'].post.operationId = 'createPet';
+    (changed.paths['/pets'].post as Record<string, unknown>)['x-gatehouse-scope'] = 'write';
+    (changed.paths['/pets'].post as Record<string, unknown>).summary = 'Create a pet (changed)';
+    const refreshed = await stack.request(stack.key, 'POST', '/v1/openapi-apps/pets/refresh', {
+      body: { document: changed },
+    });
+    expect(refreshed.status).toBe(200);
+    const before = received.filter((one) => one.method === 'POST').length;
+    expect(
+      (await stack.request(stack.approver, 'POST', `/v1/approvals/${id}/approve`)).status,
+    ).toBe(200);
+    const ran = await stack.run('pets.create_pet', { user: 'u_2', input });
+    expect([ran.status, errorOf(ran).code]).toEqual([403, 'denied_by_policy']);
+    expect(errorOf(ran).message).toMatch(/create_pet.*changed its summary/);
+    expect(received.filter((one) => one.method === 'POST').length).toBe(before);
+    const version = (refreshed.body.data as { snapshot: { latest_version: number } }).snapshot
+      .latest_version;
+    await stack.request(stack.key, 'POST', '/v1/openapi-apps/pets/accept', { body: { version } });
   });
 
   it('grades by the operator’s override, and deletes the app', async () => {
