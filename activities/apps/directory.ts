@@ -25,6 +25,7 @@ import {
 import { toolStanding, type ToolStanding } from '../mcp-apps/tool-standing.js';
 import {
   findOpenApiAppStanding,
+  findOpenApiOperationStanding,
   listOpenApiAppStandings,
   type OpenApiAppStanding,
 } from '../db/openapi-apps.js';
@@ -213,8 +214,9 @@ export async function findEnvironmentAction(
   if (!MCP_APP_ID.test(appId) || findApp(appId)) return null;
   const standing = await findMcpAppStanding(sql, environmentId, appId);
   if (standing) return toolActionOf(standing, id.slice(dot + 1));
-  const openApi = await findOpenApiAppStanding(sql, environmentId, appId);
-  return openApi ? operationActionOf(openApi, id.slice(dot + 1)) : null;
+  const operation = id.slice(dot + 1);
+  const openApi = await findOpenApiOperationStanding(sql, environmentId, appId, operation);
+  return openApi ? operationActionOf(openApi, operation) : null;
 }
 
 /** A tool of an app already read (a session's listing reads them all at once). */

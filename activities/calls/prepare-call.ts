@@ -14,7 +14,7 @@ import { liveGrantSubquery, type LiveGrantRow } from '../db/grants.js';
 import { findMcpAppStanding, type McpAppStanding } from '../db/mcp-apps.js';
 import { listPolicies } from '../db/policies.js';
 import { pinningRefusal } from '../mcp-apps/tool-pinning.js';
-import { findOpenApiAppStanding, type OpenApiAppStanding } from '../db/openapi-apps.js';
+import { findOpenApiOperationStanding, type OpenApiAppStanding } from '../db/openapi-apps.js';
 import { operationPinningRefusal } from '../openapi-registry/operation-pinning.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
 import { callConditionJudge } from '../policy/conditions.js';
@@ -105,7 +105,14 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
       listPolicies(sql, call.environmentId),
       remote ? findMcpAppStanding(sql, call.environmentId, target.app) : null,
       // An app outside the catalog is an MCP app or an OpenAPI app; ids never clash.
-      remote ? findOpenApiAppStanding(sql, call.environmentId, target.app) : null,
+      remote
+        ? findOpenApiOperationStanding(
+            sql,
+            call.environmentId,
+            target.app,
+            target.action.slice(target.app.length + 1),
+          )
+        : null,
     ]);
     // Answered under its key already (a run that starts after the answer was kept).
     const key = call.idempotencyKey;

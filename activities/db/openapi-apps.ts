@@ -135,6 +135,40 @@ export async function findOpenApiAppStanding(
   return { app, accepted, latest };
 }
 
+/**
+ * The app with its accepted and newest snapshots narrowed to one operation (its descriptor and
+ * pinned form, where each has it): what judging or sending one call needs. A large document's
+ * snapshot (GitHub's holds over a thousand descriptors) is filtered in Postgres rather than read
+ * whole for every call. operation-standing.ts judges a narrowed standing as the whole one.
+ */
+export async function findOpenApiOperationStanding(
+  sql: Db,
+  environmentId: string,
+  id: string,
+  operation: string,
+): Promise<OpenApiAppStanding | null> {
+  const app = await findOpenApiApp(sql, environmentId, id);
+  if (!app) return null;
+  const rows = await sql<OpenApiAppSnapshot[]>`
+    select environment_id, app_id, version, digest, import, document_url, fetched_at, fetched_by,
+      accepted_at, accepted_by,
+      coalesce((select jsonb_agg(d) from jsonb_array_elements(s.descriptors) d
+                 where d ->> 'name' = ${operation}), '[]'::jsonb) as descriptors,
+      coalesce((select jsonb_agg(o) from jsonb_array_elements(s.operations) o
+                 where o ->> 'name' = ${operation}), '[]'::jsonb) as operations
+    from openapi_app_snapshots s
+    where s.environment_id = ${environmentId} and s.app_id = ${id}
+      and (s.version = ${app.acceptedVersion ?? -1}
+        or s.version = (select max(version) from openapi_app_snapshots l
+                         where l.environment_id = ${environmentId} and l.app_id = ${id}))`;
+  const accepted = rows.find((row) => row.version === app.acceptedVersion) ?? null;
+  const latest = rows.reduce<OpenApiAppSnapshot | null>(
+    (newest, row) => (newest && newest.version >= row.version ? newest : row),
+    null,
+  );
+  return { app, accepted, latest };
+}
+
 /** Every app of an environment with its snapshots, in id order. */
 export async function listOpenApiAppStandings(
   sql: Db,

@@ -26,7 +26,7 @@ import {
   type UpstreamOutcome,
 } from '../../workflows/call-types.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
-import { findOpenApiAppStanding } from '../db/openapi-apps.js';
+import { findOpenApiOperationStanding } from '../db/openapi-apps.js';
 import { NonPublicAddressError } from '../webhooks/endpoint-address.js';
 import { mcpServerFetch, ResponseTooLargeError } from '../mcp-apps/server-fetch.js';
 import { buildRequest, RequestBuildError, type OpenApiRequest } from '../openapi-apps/index.js';
@@ -80,9 +80,9 @@ export async function operationOutcome(
   call: OperationCall,
   context: Context | null,
 ): Promise<UpstreamOutcome | null> {
-  const standing = await findOpenApiAppStanding(deps.sql, call.environmentId, call.app);
-  if (!standing) return null;
   const name = call.action.slice(call.app.length + 1);
+  const standing = await findOpenApiOperationStanding(deps.sql, call.environmentId, call.app, name);
+  if (!standing) return null;
   const descriptor = standing.accepted?.descriptors.find((one) => one.name === name);
   if (!descriptor) {
     throw ApplicationFailure.nonRetryable(
