@@ -5,8 +5,9 @@ import { readCredential, type StoredCredential } from '../db/credential-connecti
 import { schemeProblem, secretProblem } from './schemes.js';
 
 /**
- * What to add to an outgoing request for a credential connection: headers to set (replacing any of
- * the same name) and query parameters to append. The values are the secret: build the request
+ * What to add to an outgoing request for a credential connection: headers and query parameters to
+ * set, each replacing any of the same name the request already had (the input of a call never
+ * overrides, nor doubles, the credential). The values are the secret: build the request
  * with them in the activity that sends it, and let them go nowhere else (no log, no return value,
  * no error message).
  */
@@ -47,12 +48,25 @@ export function withRequestAuth(
   auth: RequestAuth,
 ): { url: URL; headers: Record<string, string> } {
   const target = new URL(url.href);
-  for (const [name, value] of auth.query) target.searchParams.append(name, value);
+  for (const [name, value] of auth.query) target.searchParams.set(name, value);
   const names = new Set(Object.keys(auth.headers));
   const kept = Object.fromEntries(
     Object.entries(headers).filter(([name]) => !names.has(name.toLowerCase())),
   );
   return { url: target, headers: { ...kept, ...auth.headers } };
+}
+
+/**
+ * `RequestAuth` set on a request being built as Fetch `Headers` and `URLSearchParams` (the shape
+ * of the OpenAPI call path's `credential` hook).
+ */
+export function applyRequestAuth(
+  auth: RequestAuth,
+  headers: Headers,
+  query: URLSearchParams,
+): void {
+  for (const [name, value] of Object.entries(auth.headers)) headers.set(name, value);
+  for (const [name, value] of auth.query) query.set(name, value);
 }
 
 export type CredentialForCall =

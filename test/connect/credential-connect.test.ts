@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
+  applyRequestAuth,
   credentialForCall,
   noteCredentialAnswer,
   requestAuthOf,
@@ -518,6 +519,28 @@ describe('presenting a credential', () => {
       }),
     );
     expect(query.url.href).toBe('https://api.example/v1/items?page=2&api_key=k%262%3D');
+
+    // A request that already names the parameter or header (a call's input): the credential wins.
+    const headers = new Headers({ 'x-api-key': 'input' });
+    const params = new URLSearchParams('api_key=input&page=1');
+    applyRequestAuth(
+      requestAuthOf({
+        scheme: { scheme: 'api_key', in: 'query', name: 'api_key' },
+        secret: { scheme: 'api_key', key: 'k3' },
+      }),
+      headers,
+      params,
+    );
+    expect(params.toString()).toBe('api_key=k3&page=1');
+    applyRequestAuth(
+      requestAuthOf({ scheme: { scheme: 'bearer' }, secret: { scheme: 'bearer', token: 't' } }),
+      headers,
+      params,
+    );
+    expect([...headers]).toEqual([
+      ['authorization', 'Bearer t'],
+      ['x-api-key', 'input'],
+    ]);
   });
 
   it('refuses a stored secret the page would have refused (a row written around it)', async () => {
