@@ -244,6 +244,45 @@ describe('registering an OpenAPI app', () => {
   });
 });
 
+describe('a document fetched from document_url', () => {
+  it('is fetched again by a refresh, and a change there is pending', async () => {
+    let served = JSON.stringify(petStore());
+    const host = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(served);
+    });
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${String((host.address() as AddressInfo).port)}/openapi.json`;
+    try {
+      const registered = await stack.request(stack.key, 'POST', '/v1/openapi-apps', {
+        body: { id: 'fetched', name: 'Fetched', document_url: url },
+      });
+      expect(registered.body.data).toMatchObject({
+        document_url: url,
+        base_url: upstreamUrl,
+        snapshot: { accepted_version: 1 },
+      });
+      const same = await stack.request(stack.key, 'POST', '/v1/openapi-apps/fetched/refresh');
+      expect(same.body.data).toMatchObject({ snapshot: { latest_version: 1, pending: null } });
+      served = JSON.stringify(petStore({ extraOperation: true }));
+      const changed = await stack.request(stack.key, 'POST', '/v1/openapi-apps/fetched/refresh');
+      expect(changed.body.data).toMatchObject({
+        snapshot: {
+          accepted_version: 1,
+          pending: { version: 2, changes: { added: ['list_toys'] } },
+        },
+      });
+      served = 'not: [an openapi document';
+      const broken = await stack.request(stack.key, 'POST', '/v1/openapi-apps/fetched/refresh');
+      expect([broken.status, errorOf(broken).code]).toEqual([400, 'invalid_request']);
+      expect(JSON.stringify(errorOf(broken).issues)).toContain('document_url');
+      await stack.request(stack.key, 'DELETE', '/v1/openapi-apps/fetched');
+    } finally {
+      await new Promise((resolve) => host.close(resolve));
+    }
+  });
+});
+
 describe("the document's own grades", () => {
   const graded = () => ({
     openapi: '3.0.3',
