@@ -20,10 +20,15 @@ import {
   refreshOpenApiApp,
   registerOpenApiApp,
   removeOpenApiApp,
+  updateOpenApiAppSettings,
   type DocumentSource,
 } from '../../activities/openapi-registry/registry.js';
 import { operationChangesInWords } from '../../activities/openapi-apps/index.js';
-import { acceptOpenApiAppBody, registerOpenApiAppBody } from '../../api/openapi-apps/inputs.js';
+import {
+  acceptOpenApiAppBody,
+  registerOpenApiAppBody,
+  updateOpenApiAppBody,
+} from '../../api/openapi-apps/inputs.js';
 import { presentOpenApiApp } from '../../api/presenters/openapi-apps.js';
 import type { Sql } from '../database/client.js';
 import type { McpAppSettings } from './mcp-apps.js';
@@ -195,6 +200,42 @@ export async function acceptOpenApiAppCommand(
     id,
     version,
   ).catch(failed);
+  return describeOpenApiApp(standing, options.json);
+}
+
+export async function updateOpenApiAppCommand(
+  sql: Sql,
+  settings: McpAppSettings,
+  id: string,
+  options: OpenApiAppCommandOptions & {
+    name?: string;
+    baseUrl?: string;
+    allow?: string;
+    allowAll?: boolean;
+    grade?: string;
+  },
+): Promise<string> {
+  if (options.allow !== undefined && options.allowAll) {
+    throw new Error('give --allow or --allow-all, not both');
+  }
+  const body = parsed(updateOpenApiAppBody, {
+    ...(options.name === undefined ? {} : { name: options.name }),
+    ...(options.baseUrl === undefined ? {} : { base_url: options.baseUrl }),
+    ...(options.allow === undefined ? {} : { operation_allowlist: parseToolList(options.allow) }),
+    ...(options.allowAll ? { operation_allowlist: null } : {}),
+    ...(options.grade === undefined ? {} : { grade_overrides: parseGrades(options.grade) }),
+  });
+  const actor = await actorIn(sql, options.env);
+  await updateOpenApiAppSettings({ sql, config: settings }, actor, id, {
+    ...(body.name === undefined ? {} : { name: body.name }),
+    ...(body.base_url === undefined ? {} : { baseUrl: body.base_url }),
+    ...(body.operation_allowlist === undefined
+      ? {}
+      : { operationAllowlist: body.operation_allowlist }),
+    ...(body.grade_overrides === undefined ? {} : { gradeOverrides: body.grade_overrides }),
+  }).catch(failed);
+  const standing = await findOpenApiAppStanding(sql, actor.environmentId, id);
+  if (!standing) throw new Error(`no app "${id}" in environment "${options.env}"`);
   return describeOpenApiApp(standing, options.json);
 }
 

@@ -38,6 +38,7 @@ import {
   refreshOpenApiAppCommand,
   removeOpenApiAppCommand,
   showOpenApiAppCommand,
+  updateOpenApiAppCommand,
 } from './openapi-apps.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import { runDev } from './dev.js';
@@ -633,15 +634,18 @@ export function buildProgram(): Command {
     .action(eitherAppCommand(acceptMcpAppCommand, acceptOpenApiAppCommand));
   apps
     .command('update')
-    .description("change a remote MCP app's name, tool allow-list or grade overrides")
+    .description(
+      "change a remote MCP app's or an OpenAPI app's name, allow-list or grade overrides (an OpenAPI app's base URL too)",
+    )
     .argument('<app>', 'the app id')
     .requiredOption('--env <name>', 'environment the app belongs to')
     .option('--name <name>', 'its display name')
-    .option('--allow <tools>', 'only these tools become actions, comma-separated')
-    .option('--allow-all', 'every tool becomes an action (clears the allow-list)')
+    .option('--base-url <url>', 'an OpenAPI app: the new pinned base URL')
+    .option('--allow <tools>', 'only these tools (or operations) become actions, comma-separated')
+    .option('--allow-all', 'every tool or operation becomes an action (clears the allow-list)')
     .option('--grade <tool=grade,…>', 'replaces the grade overrides')
     .option('--json', 'print JSON instead of text')
-    .action(mcpAppCommand(updateMcpAppCommand));
+    .action(eitherAppCommand(updateMcpAppCommand, updateOpenApiAppCommand));
   apps
     .command('remove')
     .description(

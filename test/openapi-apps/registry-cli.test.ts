@@ -105,6 +105,23 @@ describe('gatehouse apps import', () => {
       expect(clash.code).toBe(1);
       expect(clash.stderr).toMatch(/^gatehouse: <app>: "acme" is a catalog app's id/);
 
+      const updated = await cli(
+        'apps',
+        'update',
+        'notes',
+        '--env',
+        'cli-openapi',
+        '--base-url',
+        'http://127.0.0.1:10/v2',
+        '--allow',
+        'get_note',
+      );
+      expect(updated).toMatchObject({ code: 0, stderr: '' });
+      expect(updated.stdout).toMatch(/^base URL +http:\/\/127\.0\.0\.1:10\/v2 \(pinned\)$/m);
+      expect(updated.stdout).toMatch(
+        /^delete_note .* no: .*outside the app's operation allow-list$/m,
+      );
+
       const removed = await cli('apps', 'remove', 'notes', '--env', 'cli-openapi');
       expect(removed.stdout).toMatch(/removed OpenAPI app notes/);
     },
