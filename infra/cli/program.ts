@@ -131,6 +131,9 @@ export function buildProgram(): Command {
       'Gatehouse: act on third-party apps for your users, under policy, approval and audit.',
     )
     .version(packageVersion(), '-V, --version', 'print the Gatehouse version')
+    // The program's own options only before a command: `apps accept --version <n>` is the
+    // snapshot's version, not the program's.
+    .enablePositionalOptions()
     .showHelpAfterError();
 
   program

@@ -133,6 +133,15 @@ describe('the gatehouse binary', () => {
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(/^gatehouse: unknown app "nope"; known apps: acme, github/);
       expect(unknown.stderr).not.toMatch(/\n\s+at /);
+
+      // A command's --version is its own (the snapshot accepted), not the program's version.
+      const accepted = await runCli(
+        ['apps', 'accept', 'nope', '--env', 'binary', '--version', '1'],
+        env,
+      );
+      expect(accepted.stdout).toBe('');
+      expect(accepted.code).toBe(1);
+      expect(accepted.stderr).toMatch(/^gatehouse: .*nope/);
     },
     3 * CLI_RUN_BUDGET_MS,
   );
