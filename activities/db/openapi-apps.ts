@@ -22,6 +22,11 @@ export interface OpenApiApp {
   operationAllowlist: string[] | null;
   gradeOverrides: Record<string, CallScope>;
   trustDocumentGrades: boolean;
+  /**
+   * The document's security scheme the app's users connect with, as the operator chose it; null:
+   * chosen from the accepted snapshot (activities/openapi-registry/connection-scheme.ts).
+   */
+  authScheme: string | null;
   acceptedVersion: number | null;
   createdAt: Date;
   updatedAt: Date;
@@ -73,7 +78,8 @@ export interface NewSnapshot {
 
 const appColumns = (sql: Db) => sql`
   environment_id, id, name, base_url, base_url_override, document_url, operation_allowlist,
-  grade_overrides, trust_document_grades, accepted_version, created_at, updated_at, updated_by`;
+  grade_overrides, trust_document_grades, auth_scheme, accepted_version, created_at, updated_at,
+  updated_by`;
 
 const snapshotColumns = (sql: Db) => sql`
   environment_id, app_id, version, operations, digest, descriptors, import, document_url,
@@ -207,6 +213,7 @@ export interface NewOpenApiApp {
   operationAllowlist: string[] | null;
   gradeOverrides: Record<string, CallScope>;
   trustDocumentGrades: boolean;
+  authScheme: string | null;
   updatedBy: string;
 }
 
@@ -228,10 +235,11 @@ export async function insertOpenApiApp(
   if (mcp) return null;
   const [created]: [OpenApiApp?] = await tx`
     insert into openapi_apps (environment_id, id, name, base_url, base_url_override, document_url,
-      operation_allowlist, grade_overrides, trust_document_grades, accepted_version, updated_by)
+      operation_allowlist, grade_overrides, trust_document_grades, auth_scheme, accepted_version,
+      updated_by)
     values (${input.environmentId}, ${input.id}, ${input.name}, ${input.baseUrl},
       ${input.baseUrlOverride}, ${input.documentUrl}, ${input.operationAllowlist},
-      ${tx.json(asJson(input.gradeOverrides))}, ${input.trustDocumentGrades},
+      ${tx.json(asJson(input.gradeOverrides))}, ${input.trustDocumentGrades}, ${input.authScheme},
       ${accept ? 1 : null}, ${input.updatedBy})
     on conflict (environment_id, id) do nothing
     returning ${appColumns(tx)}`;
@@ -324,6 +332,8 @@ export interface OpenApiAppChanges {
   gradeOverrides?: Record<string, CallScope>;
   /** The new pinned base URL (the operator's override from now on). */
   baseUrl?: string;
+  /** The scheme users connect with; null: chosen from the accepted snapshot. */
+  authScheme?: string | null;
 }
 
 /** The app before and after the change; null when it does not exist. */
@@ -344,6 +354,7 @@ export async function updateOpenApiApp(
       grade_overrides = ${tx.json(asJson(changes.gradeOverrides ?? before.gradeOverrides))},
       base_url = ${changes.baseUrl ?? before.baseUrl},
       base_url_override = ${changes.baseUrl ?? before.baseUrlOverride},
+      auth_scheme = ${changes.authScheme === undefined ? before.authScheme : changes.authScheme},
       updated_at = now(), updated_by = ${updatedBy}
     where environment_id = ${app.environmentId} and id = ${app.id}
     returning ${appColumns(tx)}`;

@@ -27,6 +27,7 @@ import {
   acceptOpenApiSnapshot,
   deleteOpenApiApp,
   findOpenApiApp,
+  findOpenApiAppStanding,
   findOpenApiSnapshot,
   insertOpenApiApp,
   recordOpenApiSnapshot,
@@ -40,6 +41,8 @@ import { recordRegistryEvent, type RegistryActor } from '../mcp-apps/registry-au
 import { serverUrlProblem } from '../mcp-apps/server-url.js';
 import { DocumentFetchError, fetchDocument } from './document-fetch.js';
 import { operationGradeOf } from './operation-standing.js';
+import { connectionOf, type OpenApiConnection } from './connection-scheme.js';
+import { declareConnection, withdrawConnection } from './connection-declaration.js';
 
 export interface OpenApiRegistryDeps {
   sql: Sql;
@@ -47,7 +50,7 @@ export interface OpenApiRegistryDeps {
 }
 
 /** Which input a refusal is about, as the API names the field. */
-export type OpenApiField = ImportField | 'document_url' | 'id';
+export type OpenApiField = ImportField | 'document_url' | 'id' | 'auth_scheme';
 
 export type OpenApiRegistryErrorKind =
   | 'catalog_id'
@@ -89,6 +92,8 @@ export interface OpenApiRegistration {
    * accepted by the registration even where they grade an operation.
    */
   trustDocumentGrades: boolean;
+  /** The document's security scheme users connect with; null: chosen from the operations. */
+  authScheme: string | null;
 }
 
 /** An import as the registry keeps it, with what was imported from where. */
@@ -211,6 +216,27 @@ function gradesOf(
   return Object.fromEntries(descriptors.map((one) => [one.name, operationGradeOf(one, overrides)]));
 }
 
+/** How users connect, for audit and answers: the scheme's name and kind. */
+export function connectionInWords(connection: OpenApiConnection): {
+  kind: OpenApiConnection['kind'];
+  scheme: string | null;
+} {
+  return {
+    kind: connection.kind,
+    scheme: connection.kind === 'none' ? null : connection.schemeName,
+  };
+}
+
+/** An operator's chosen scheme must be one the app can be connected with. */
+function assertServable(connection: OpenApiConnection): void {
+  if (connection.kind !== 'unservable') return;
+  throw new OpenApiRegistryError(
+    'invalid',
+    `Invalid auth_scheme: ${connection.reason}.`,
+    'auth_scheme',
+  );
+}
+
 function idTaken(id: string): OpenApiRegistryError {
   return new OpenApiRegistryError('id_taken', `The environment already has an app "${id}".`, 'id');
 }
@@ -241,6 +267,7 @@ export async function registerOpenApiApp(
     throw idTaken(input.id);
   }
   const { snapshot } = await imported(deps, input.source, input);
+  if (input.authScheme !== null) assertServable(connectionOf(input, snapshot));
   const hinted = gradedByDocument(snapshot.descriptors, input);
   const accept = input.trustDocumentGrades || hinted.length === 0;
   const registered = await deps.sql.begin(async (tx) => {
@@ -256,12 +283,14 @@ export async function registerOpenApiApp(
         operationAllowlist: input.operationAllowlist,
         gradeOverrides: input.gradeOverrides,
         trustDocumentGrades: input.trustDocumentGrades,
+        authScheme: input.authScheme,
         updatedBy: actor.agentId,
       },
       snapshot,
       accept,
     );
     if (!created) return null;
+    const connection = await declareConnection(tx, created);
     const count = `${String(snapshot.descriptors.length)} operations`;
     const registeredFrom = `registered OpenAPI app from ${snapshot.documentUrl ?? 'a document given inline'} (base URL ${snapshot.import.baseUrl})`;
     await recordRegistryEvent(tx, actor, {
@@ -282,9 +311,11 @@ export async function registerOpenApiApp(
         operation_allowlist: input.operationAllowlist,
         grade_overrides: input.gradeOverrides,
         trust_document_grades: input.trustDocumentGrades,
+        auth_scheme: input.authScheme,
       },
       response: {
         accepted_version: created.app.acceptedVersion,
+        connection: connectionInWords(connection),
         digest: snapshot.digest,
         base_url: created.app.baseUrl,
         operations: snapshot.descriptors.length,
@@ -396,6 +427,7 @@ export async function acceptOpenApiAppSnapshot(
       );
     }
     const { standing, previous } = result;
+    await declareConnection(tx, standing);
     if (previous !== version) {
       const before = previous === null ? null : await findOpenApiSnapshot(tx, app, previous);
       const changes = operationChanges(
@@ -443,11 +475,18 @@ export async function updateOpenApiAppSettings(
     const updated = await updateOpenApiApp(tx, app, changes, actor.agentId);
     if (!updated) throw new OpenApiRegistryError('not_found', `OpenAPI app "${id}"`);
     const { before, after } = updated;
+    const standing = await findOpenApiAppStanding(tx, after.environmentId, after.id);
+    if (!standing) throw new Error('the app row vanished under its lock');
+    const connection = await declareConnection(tx, standing);
+    if (changes.authScheme !== undefined && changes.authScheme !== null) {
+      assertServable(connection);
+    }
     const view = (one: OpenApiApp) => ({
       name: one.name,
       base_url: one.baseUrl,
       operation_allowlist: one.operationAllowlist,
       grade_overrides: one.gradeOverrides,
+      auth_scheme: one.authScheme,
     });
     await recordRegistryEvent(tx, actor, {
       app: id,
@@ -464,8 +503,13 @@ export async function updateOpenApiAppSettings(
         ...(changes.gradeOverrides === undefined
           ? {}
           : { grade_overrides: changes.gradeOverrides }),
+        ...(changes.authScheme === undefined ? {} : { auth_scheme: changes.authScheme }),
       },
-      response: { before: view(before), after: view(after) },
+      response: {
+        before: view(before),
+        after: view(after),
+        connection: connectionInWords(connection),
+      },
     });
     return after;
   });
@@ -480,6 +524,7 @@ export async function removeOpenApiApp(
   return deps.sql.begin(async (tx) => {
     const deleted = await deleteOpenApiApp(tx, { environmentId: actor.environmentId, id });
     if (!deleted) throw new OpenApiRegistryError('not_found', `OpenAPI app "${id}"`);
+    await withdrawConnection(tx, actor.environmentId, id);
     await recordRegistryEvent(tx, actor, {
       app: id,
       operation: 'delete',

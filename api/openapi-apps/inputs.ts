@@ -63,6 +63,18 @@ const name = z
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
   .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
 
+const authScheme = z
+  .string()
+  .min(1)
+  .max(200)
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
+  .nullable()
+  .meta({
+    description:
+      "The name of the document's security scheme (under `components.securitySchemes`) that the app's users connect with: an OAuth 2.0 authorization-code flow, an API key, or HTTP bearer or basic. Null or absent: the supported scheme that alone serves the most operations. An operation that needs another scheme is not callable.",
+  });
+
 const url = (description: string) =>
   z.string().min(1).max(MAX_SERVER_URL_LENGTH).meta({ description });
 
@@ -88,6 +100,7 @@ export const registerOpenApiAppBody = z
       description:
         "Trust the document's own `x-gatehouse-scope` grades: the first snapshot is accepted by the registration even where they grade an operation. Absent or false: such a snapshot waits for an operator to review each grade and where it came from, then accept it.",
     }),
+    auth_scheme: authScheme.optional(),
   })
   .refine((body) => (body.document === undefined) !== (body.document_url === undefined), {
     message: 'give exactly one of document and document_url',
@@ -101,6 +114,7 @@ export const updateOpenApiAppBody = z
     base_url: url('The new pinned base URL, checked as at registration').optional(),
     operation_allowlist: operationAllowlist.optional(),
     grade_overrides: gradeOverrides.optional(),
+    auth_scheme: authScheme.optional(),
   })
   .refine((body) => Object.keys(body).length > 0, { message: 'must change something' })
   .meta({ id: 'update_openapi_app_input', description: 'Only the fields given change.' });

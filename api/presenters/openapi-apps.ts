@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { OpenApiAppStanding } from '../../activities/db/openapi-apps.js';
 import { operationChanges } from '../../activities/openapi-apps/index.js';
 import { operationStanding } from '../../activities/openapi-registry/operation-standing.js';
+import { connectionOf } from '../../activities/openapi-registry/connection-scheme.js';
+import { connectionInWords } from '../../activities/openapi-registry/registry.js';
 import { iso, timestamp } from './timestamps.js';
 
 const grade = z.enum(['read', 'write', 'destructive']);
@@ -61,6 +63,19 @@ export const openApiAppSchema = z
     operation_allowlist: z.array(z.string()).nullable(),
     grade_overrides: z.record(z.string(), grade),
     trust_document_grades: z.boolean(),
+    auth_scheme: z.string().nullable().meta({
+      description:
+        'The security scheme users connect with, as the operator chose it (null: chosen from the operations)',
+    }),
+    connection: z
+      .object({
+        kind: z.enum(['none', 'credential', 'oauth2', 'unservable']),
+        scheme: z.string().nullable(),
+      })
+      .meta({
+        description:
+          "How the app's users connect, as of the accepted snapshot: `credential` (an API key, bearer token or basic credential entered on the hosted connect page), `oauth2` (the document's authorization-code flow), `none` (no operation needs a credential), or `unservable` (the chosen scheme cannot be served)",
+      }),
     document: z
       .object({
         specification: z.string(),
@@ -146,6 +161,8 @@ export function presentOpenApiApp(standing: OpenApiAppStanding): z.infer<typeof 
     operation_allowlist: app.operationAllowlist,
     grade_overrides: app.gradeOverrides,
     trust_document_grades: app.trustDocumentGrades,
+    auth_scheme: app.authScheme,
+    connection: connectionInWords(connectionOf(app, accepted)),
     document: summary
       ? { specification: summary.specification, title: summary.title, version: summary.version }
       : null,

@@ -209,6 +209,7 @@ export function openApiAppRoutes(deps: ApiDeps): Router {
       operationAllowlist: body.operation_allowlist ?? null,
       gradeOverrides: body.grade_overrides ?? {},
       trustDocumentGrades: body.trust_document_grades ?? false,
+      authScheme: body.auth_scheme ?? null,
     }).catch(registryFailure);
     res.json({ data: presentOpenApiApp(standing) });
   });
@@ -233,6 +234,7 @@ export function openApiAppRoutes(deps: ApiDeps): Router {
         ? {}
         : { operationAllowlist: body.operation_allowlist }),
       ...(body.grade_overrides === undefined ? {} : { gradeOverrides: body.grade_overrides }),
+      ...(body.auth_scheme === undefined ? {} : { authScheme: body.auth_scheme }),
     }).catch(registryFailure);
     res.json({ data: presentOpenApiApp(await standingOf(res, id)) });
   });

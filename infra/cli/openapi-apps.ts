@@ -137,6 +137,7 @@ export async function importOpenApiAppCommand(
     allow?: string;
     grade?: string;
     trustDocumentGrades?: boolean;
+    authScheme?: string;
   },
 ): Promise<string> {
   if ((options.file === undefined) === (options.url === undefined)) {
@@ -149,6 +150,7 @@ export async function importOpenApiAppCommand(
     ...(options.baseUrl === undefined ? {} : { base_url: options.baseUrl }),
     ...(options.allow === undefined ? {} : { operation_allowlist: parseToolList(options.allow) }),
     ...(options.grade === undefined ? {} : { grade_overrides: parseGrades(options.grade) }),
+    ...(options.authScheme === undefined ? {} : { auth_scheme: options.authScheme }),
   });
   // A file is read here, as bytes: the importer's own size limit bounds it (no body limit).
   const source: DocumentSource =
@@ -166,6 +168,7 @@ export async function importOpenApiAppCommand(
       operationAllowlist: body.operation_allowlist ?? null,
       gradeOverrides: body.grade_overrides ?? {},
       trustDocumentGrades: options.trustDocumentGrades ?? false,
+      authScheme: body.auth_scheme ?? null,
     },
   ).catch(failed);
   return describeOpenApiApp(standing, options.json);
@@ -213,6 +216,7 @@ export async function updateOpenApiAppCommand(
     allow?: string;
     allowAll?: boolean;
     grade?: string;
+    authScheme?: string;
   },
 ): Promise<string> {
   if (options.allow !== undefined && options.allowAll) {
@@ -224,6 +228,7 @@ export async function updateOpenApiAppCommand(
     ...(options.allow === undefined ? {} : { operation_allowlist: parseToolList(options.allow) }),
     ...(options.allowAll ? { operation_allowlist: null } : {}),
     ...(options.grade === undefined ? {} : { grade_overrides: parseGrades(options.grade) }),
+    ...(options.authScheme === undefined ? {} : { auth_scheme: options.authScheme }),
   });
   const actor = await actorIn(sql, options.env);
   await updateOpenApiAppSettings({ sql, config: settings }, actor, id, {
@@ -233,6 +238,7 @@ export async function updateOpenApiAppCommand(
       ? {}
       : { operationAllowlist: body.operation_allowlist }),
     ...(body.grade_overrides === undefined ? {} : { gradeOverrides: body.grade_overrides }),
+    ...(body.auth_scheme === undefined ? {} : { authScheme: body.auth_scheme }),
   }).catch(failed);
   const standing = await findOpenApiAppStanding(sql, actor.environmentId, id);
   if (!standing) throw new Error(`no app "${id}" in environment "${options.env}"`);

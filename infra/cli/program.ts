@@ -596,6 +596,10 @@ export function buildProgram(): Command {
       '--trust-document-grades',
       "accept snapshot 1 now, trusting the document's own x-gatehouse-scope grades",
     )
+    .option(
+      '--auth-scheme <name>',
+      "the document's security scheme users connect with (default: the one serving most operations)",
+    )
     .option('--json', 'print JSON instead of text')
     .action(mcpAppCommand(importOpenApiAppCommand));
   apps
@@ -647,6 +651,7 @@ export function buildProgram(): Command {
     .option('--allow <tools>', 'only these tools (or operations) become actions, comma-separated')
     .option('--allow-all', 'every tool or operation becomes an action (clears the allow-list)')
     .option('--grade <tool=grade,…>', 'replaces the grade overrides')
+    .option('--auth-scheme <name>', "an OpenAPI app: the document's scheme users connect with")
     .option('--json', 'print JSON instead of text')
     .action(eitherAppCommand(updateMcpAppCommand, updateOpenApiAppCommand));
   apps

@@ -220,6 +220,7 @@ describe('registering an OpenAPI app', () => {
       operationAllowlist: null,
       gradeOverrides: {},
       trustDocumentGrades: false,
+      authScheme: null,
     };
     const fetched = await registerOpenApiApp(deps, actor, {
       ...settings,
