@@ -96,12 +96,20 @@ export interface AppAction {
 
 /**
  * What is being called: a catalog action, or the proxy (the action `<app>.proxy`). The proxy
- * carries its app's catalog actions because the rules written for them bound it (see
- * evaluatePolicy); this module stays pure and never reads the catalog itself.
+ * carries its app's actions because the rules written for them bound it (see evaluatePolicy);
+ * this module stays pure and never reads the catalog itself. `matched`: the actions whose
+ * endpoint the request's method and path are (an OpenAPI app's operations), each at its own
+ * grade; absent where no endpoint is known (catalog apps), which judges as none.
  */
 export type CallTarget =
   | { kind: 'action'; action: string; app: string; scope: CallScope }
-  | { kind: 'proxy'; app: string; scope: CallScope; actions: readonly AppAction[] };
+  | {
+      kind: 'proxy';
+      app: string;
+      scope: CallScope;
+      actions: readonly AppAction[];
+      matched?: readonly AppAction[];
+    };
 
 export interface Verdict {
   decision: Decision;
@@ -295,6 +303,29 @@ function strictestActionRuling(
   return strictest;
 }
 
+/**
+ * The strictest ruling, among the actions whose endpoint the proxy request is, made by a rule
+ * naming the action (exact or glob), whatever the action's grade: the request does what the
+ * action does, so what the action may not do it may not do either. Each is judged at its own
+ * grade, as a call of it would be.
+ */
+function strictestMatchedRuling(
+  rules: readonly PolicyRule[],
+  target: Extract<CallTarget, { kind: 'proxy' }>,
+  judge: JudgeOnce,
+): { ruling: Ruling; action: string } | null {
+  let strictest: { ruling: Ruling; action: string } | null = null;
+  for (const { action, scope } of target.matched ?? []) {
+    const actionTarget: CallTarget = { kind: 'action', action, app: target.app, scope };
+    const ruling = rule(rules, actionTarget, 'allow', judge);
+    if (ruling.winner === null || ruling.winner.rank < ACTION_GLOB) continue;
+    if (strictest === null || STRICTNESS[ruling.decision] > STRICTNESS[strictest.ruling.decision]) {
+      strictest = { ruling, action };
+    }
+  }
+  return strictest;
+}
+
 function describe(rule: PolicyRule): string {
   const parts = [
     rule.action !== undefined ? `action ${rule.action}` : null,
@@ -336,7 +367,9 @@ function describeUnjudged(candidates: readonly Candidate[]): string[] {
  * proxy, unless a rule names `<app>.proxy` exactly. A glob such as `acme.*` does not lift that
  * floor: it names no action in particular, and `*: allow` would otherwise reopen every denied
  * action through the proxy. An action rule's condition is judged on the proxy call itself: one
- * about `input` cannot be, so such a rule bounds the proxy as if it held.
+ * about `input` cannot be, so such a rule bounds the proxy as if it held. Where the request is
+ * known to be one of the app's actions (`matched`), the rules naming that action bound it too,
+ * whatever its grade and the proxy's scope, under the same exception.
  */
 export function evaluatePolicy(
   policy: PolicyDocument,
@@ -355,12 +388,21 @@ export function evaluatePolicy(
     ...ruleApproval(own.winner, own.decision),
   };
   if (target.kind === 'action' || own.winner?.rank === EXACT_ACTION) return ownVerdict;
-  const floor = strictestActionRuling(policy.rules, target, judgeOnce);
+  const atScope = strictestActionRuling(policy.rules, target, judgeOnce);
+  const byPath = strictestMatchedRuling(policy.rules, target, judgeOnce);
+  // The request's own endpoint names the floor where it is as strict as the scope's.
+  const floor =
+    byPath !== null &&
+    (atScope === null || STRICTNESS[byPath.ruling.decision] >= STRICTNESS[atScope.decision])
+      ? byPath.ruling
+      : atScope;
   if (floor === null || STRICTNESS[floor.decision] <= STRICTNESS[own.decision]) return ownVerdict;
+  const where =
+    floor === byPath?.ruling ? `the request is ${byPath.action}` : `at scope ${target.scope}`;
   return {
     ...base,
     decision: floor.decision,
-    matched: `${floor.winner ? describeWinner(floor.winner) : 'a rule'} applied to the proxy at scope ${target.scope}`,
+    matched: `${floor.winner ? describeWinner(floor.winner) : 'a rule'} applied to the proxy ${where}`,
     unjudged: describeUnjudged([...own.unjudged, ...floor.unjudged]),
     certain:
       own.unjudged.length === 0 &&

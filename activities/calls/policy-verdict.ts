@@ -3,6 +3,7 @@ import { listActions } from '../../workflows/catalog/index.js';
 import {
   approvalSettings,
   evaluatePolicy,
+  type AppAction,
   governingPolicy,
   UNKNOWN_CALL,
   type CallTarget,
@@ -17,6 +18,12 @@ export interface PolicySubject {
   scope: CallScope;
   /** `<app>.<name>`; null for a proxy call (the action `<app>.proxy`). */
   action: string | null;
+  /**
+   * For a proxy call to an app outside the catalog (an OpenAPI app): its actions (the accepted
+   * operations, at their grades) in place of the catalog's, and the ones whose endpoint the
+   * request is (method and path template). Absent for catalog apps: the catalog lists theirs.
+   */
+  proxy?: { actions: readonly AppAction[]; matched: readonly AppAction[] };
 }
 
 /** The verdict of the policy that governs an agent, in the words audit and approvals use. */
@@ -35,13 +42,18 @@ export interface PolicyVerdict {
 }
 
 /**
- * What policy decides on. A proxy call is bounded by the rules of its app's catalog actions
- * (the proxy is never less strict at a scope than they are), which the pure evaluator cannot look
- * up: they are listed here.
+ * What policy decides on. A proxy call is bounded by the rules of its app's actions (the proxy
+ * is never less strict at a scope than they are, nor than the action the request is), which the
+ * pure evaluator cannot look up: the catalog's are listed here, an OpenAPI app's come with the
+ * subject.
  */
 function policyTarget(subject: PolicySubject): CallTarget {
   if (subject.action !== null) {
     return { kind: 'action', action: subject.action, app: subject.app, scope: subject.scope };
+  }
+  if (subject.proxy) {
+    const { actions, matched } = subject.proxy;
+    return { kind: 'proxy', app: subject.app, scope: subject.scope, actions, matched };
   }
   const actions = listActions(subject.app).map((action) => ({
     action: `${action.app}.${action.name}`,

@@ -1,0 +1,69 @@
+/**
+ * Reading what a proxy request to an OpenAPI app is judged by (proxy-standing.ts): the app, its
+ * operations' names, methods, path templates and grades in the accepted and the newest
+ * snapshots (taken out of the snapshots in Postgres: a large document's descriptors are never
+ * read for this), and the full standing of only the operations the request matches.
+ */
+import type { Db } from '../../infra/database/client.js';
+import type { CallScope } from '../../workflows/catalog/index.js';
+import { findOpenApiApp, findOpenApiOperationStanding } from '../db/openapi-apps.js';
+import { operationStanding } from './operation-standing.js';
+import {
+  proxyGrading,
+  proxyPinningRefusal,
+  type OpenApiProxyView,
+  type ProxyGrading,
+  type ProxyOperationRow,
+} from './proxy-standing.js';
+
+/** The app and its operations as the proxy matches them; null when it has no such app. */
+export async function findOpenApiProxyView(
+  sql: Db,
+  environmentId: string,
+  id: string,
+): Promise<OpenApiProxyView | null> {
+  const app = await findOpenApiApp(sql, environmentId, id);
+  if (!app) return null;
+  const [latest]: [{ version: number | null }?] = await sql`
+    select max(version) as version from openapi_app_snapshots
+    where environment_id = ${environmentId} and app_id = ${id}`;
+  const latestVersion = latest?.version ?? null;
+  const versions = [app.acceptedVersion ?? -1, latestVersion ?? -1];
+  const operations = await sql<ProxyOperationRow[]>`
+    select s.version, o ->> 'name' as name, o ->> 'method' as method, o ->> 'path' as path,
+      o ->> 'grade' as grade
+    from openapi_app_snapshots s cross join lateral jsonb_array_elements(s.operations) o
+    where s.environment_id = ${environmentId} and s.app_id = ${id}
+      and s.version = any(${versions}::int[])`;
+  return { app, acceptedVersion: app.acceptedVersion, latestVersion, operations };
+}
+
+/** A proxy request as the preparation of its call judges it. */
+export interface OpenApiProxyJudgement {
+  grading: ProxyGrading;
+  /** Why it may not reach the app (pinning), or null when policy decides. */
+  refusal: string | null;
+}
+
+/**
+ * The grading and the pinning refusal of `method path` (the canonical path) to the app, for a
+ * call made at `madeAt`; null when the environment has no OpenAPI app `id`.
+ */
+export async function judgeOpenApiProxy(
+  sql: Db,
+  environmentId: string,
+  id: string,
+  request: { method: string; path: string; scope: CallScope },
+): Promise<OpenApiProxyJudgement | null> {
+  const view = await findOpenApiProxyView(sql, environmentId, id);
+  if (!view) return null;
+  const grading = proxyGrading(view, request.method, request.path);
+  // Usually one operation, rarely a few (`/pets/{id}` and `/pets/mine` both match `/pets/mine`).
+  const standings = await Promise.all(
+    grading.matchedNames.map(async (name) => {
+      const standing = await findOpenApiOperationStanding(sql, environmentId, id, name);
+      return standing ? operationStanding(standing, name) : null;
+    }),
+  );
+  return { grading, refusal: proxyPinningRefusal(view, grading, standings, request.scope) };
+}
