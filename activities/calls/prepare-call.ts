@@ -15,7 +15,7 @@ import { findMcpAppStanding, type McpAppStanding } from '../db/mcp-apps.js';
 import { listPolicies } from '../db/policies.js';
 import { pinningRefusal } from '../mcp-apps/tool-pinning.js';
 import { findOpenApiOperationStanding, type OpenApiAppStanding } from '../db/openapi-apps.js';
-import { operationPinningRefusal } from '../openapi-registry/operation-pinning.js';
+import { operationPinning } from '../openapi-registry/operation-pinning.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
 import { callConditionJudge } from '../policy/conditions.js';
 import { policyVerdict } from './policy-verdict.js';
@@ -244,10 +244,11 @@ async function remoteToolVerdict(
 
 /**
  * A call to an operation of an OpenAPI app: the pinning rule first (a changed, new, removed or
- * credential-needing operation is denied naming why, made or approved), then the policy. The
- * operations callable now need no credential, so no connection is looked for; when users can
- * connect such an app, its connection is settled here as verdictOn does for catalog apps, and
- * the upstream step injects its credential (activities/openapi-registry/operation-call.ts).
+ * unservable operation is denied naming why, made or approved), then the user's connection when
+ * the operation needs a credential (as verdictOn for catalog apps), then the policy. An operation
+ * that may be called anonymously but also takes the app's scheme is sent with the user's
+ * connection when they have an active one, and without otherwise. The upstream step sets the
+ * credential (activities/openapi-registry/operation-call.ts).
  */
 async function openApiVerdict(
   judged: Judged,
@@ -255,22 +256,24 @@ async function openApiVerdict(
   standing: OpenApiAppStanding,
 ): Promise<Preparation> {
   const { call } = judged;
-  const refusal =
+  const pinning =
     call.target.kind === 'action'
-      ? await operationPinningRefusal(standing, call.target)
-      : 'the proxy does not reach OpenAPI apps: call their operations';
-  if (refusal !== null) {
+      ? await operationPinning(standing, call.target)
+      : { refusal: 'the proxy does not reach OpenAPI apps: call their operations' };
+  if (pinning.refusal !== null) {
     return {
       ok: true,
       connectedUserId: found.connectedUserId,
       connectionId: found.connectionId,
       decision: 'deny',
-      reason: `operation pinning: ${refusal}`,
+      reason: `operation pinning: ${pinning.refusal}`,
       policyId: null,
       policyVersion: null,
       rule: 'operation pinning',
       approval: { requested_from: [], ttl_seconds: 0 },
     };
   }
-  return policyPreparation(judged, found.connectedUserId, null);
+  if (pinning.credential === 'required') return verdictOn(judged, found);
+  const connected = pinning.credential === 'optional' && found.status === 'active';
+  return policyPreparation(judged, found.connectedUserId, connected ? found.connectionId : null);
 }

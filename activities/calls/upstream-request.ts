@@ -30,6 +30,7 @@ import { mcpToolUpstream } from './mcp-tool-upstream.js';
 import { observedUpstream } from './upstream-telemetry.js';
 import { appEndpoints } from '../oauth/endpoints.js';
 import { operationOutcome } from '../openapi-registry/operation-call.js';
+import { requestCredential } from '../openapi-registry/operation-credential.js';
 
 export interface UpstreamCall {
   /** null only for a remote MCP server that asks for no authorization. */
@@ -219,6 +220,7 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
     const { target } = call;
     const context = Context.current();
     const app = findApp(target.app);
+    const { connectionId } = call;
     if (!app) {
       // An app outside the catalog: an OpenAPI app's operation, else a remote MCP tool.
       const imported =
@@ -229,6 +231,12 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
                 timeoutMs: config.upstream.timeoutMs,
                 limitBytes: config.api.bodyLimitBytes,
                 allowPrivate: config.mcpApps.allowPrivate,
+                ...(connectionId === null
+                  ? {}
+                  : {
+                      credential: (kind: 'credential' | 'oauth2') =>
+                        requestCredential(deps, connectionId, kind),
+                    }),
               },
               {
                 environmentId: call.environmentId,
@@ -242,7 +250,6 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
           : null;
       return imported ?? remoteToolOutcome(deps, call, context);
     }
-    const { connectionId } = call;
     if (connectionId === null) return { kind: 'connection', status: 'missing' };
     const request = outboundRequest(target);
     const url = `${appEndpoints(app, config.apps.urls).apiBaseUrl}${request.pathAndQuery}`;

@@ -6,9 +6,10 @@
  * to is checked, unless MCP_APPS_ALLOW_PRIVATE; no redirect followed), within
  * UPSTREAM_TIMEOUT_MS, and its answer read up to BODY_LIMIT_BYTES, as every call's is.
  *
- * Credentials: the operations callable today need none (operation-standing.ts). `credential`
- * is where a connection's credential will be added, as callUpstreamActivity adds a catalog
- * app's OAuth token: it receives the request's headers and query pairs before it is sent.
+ * Credentials: `credential` is the user's connection (operation-credential.ts), set on the
+ * request just before it is sent, as callUpstreamActivity adds a catalog app's OAuth token. An
+ * OAuth token the app refuses (401) is refreshed and the request sent once more, as for catalog
+ * apps (a 401 means the app did not act); an entered credential refused is marked expired.
  *
  * A write is sent in one attempt only. The call workflow runs a write to an app outside the
  * catalog with several attempts (for remote MCP tasks, resumed after a lost worker); an OpenAPI
@@ -30,14 +31,19 @@ import { findOpenApiOperationStanding } from '../db/openapi-apps.js';
 import { NonPublicAddressError } from '../webhooks/endpoint-address.js';
 import { mcpServerFetch, ResponseTooLargeError } from '../mcp-apps/server-fetch.js';
 import { buildRequest, RequestBuildError, type OpenApiRequest } from '../openapi-apps/index.js';
+import type { RequestCredential } from './operation-credential.js';
+import { connectionOf } from './connection-scheme.js';
 
 export interface OperationCallDeps {
   sql: Sql;
   timeoutMs: number;
   limitBytes: number;
   allowPrivate: boolean;
-  /** Adds a connection's credential to the request; absent: the operation needs none. */
-  credential?: (request: OpenApiRequest, headers: Headers, query: URLSearchParams) => Promise<void>;
+  /**
+   * The user's connection, when the call sends its credential (the preparation settled it), as
+   * the app's users now connect; absent: sent without one.
+   */
+  credential?: (kind: 'credential' | 'oauth2') => Promise<RequestCredential>;
 }
 
 export interface OperationCall {
@@ -109,18 +115,19 @@ export async function operationOutcome(
       'UpstreamRequestFailed',
     );
   }
+  const connection = connectionOf(standing.app, standing.accepted);
+  const credential =
+    deps.credential && (connection.kind === 'credential' || connection.kind === 'oauth2')
+      ? await deps.credential(connection.kind)
+      : undefined;
   const url = new URL(`${standing.app.baseUrl}${request.path}`);
-  const query = new URLSearchParams();
-  for (const [key, value] of request.queryPairs) query.append(key, value);
-  const headers = new Headers(request.headers ?? {});
-  headers.set('accept', 'application/json');
+  const baseHeaders = new Headers(request.headers ?? {});
+  baseHeaders.set('accept', 'application/json');
   let body: string | undefined;
   if (request.body !== undefined) {
     body = JSON.stringify(request.body);
-    if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+    if (!baseHeaders.has('content-type')) baseHeaders.set('content-type', 'application/json');
   }
-  await deps.credential?.(request, headers, query);
-  url.search = query.toString();
 
   const beat =
     context && !context.info.isLocal
@@ -132,14 +139,21 @@ export async function operationOutcome(
     AbortSignal.timeout(deps.timeoutMs),
     ...(context ? [context.cancellationSignal] : []),
   ]);
-  try {
-    const fetcher = mcpServerFetch({
-      allowPrivate: deps.allowPrivate,
-      maxResponseBytes: deps.limitBytes,
-    });
-    let response: Response;
+  const fetcher = mcpServerFetch({
+    allowPrivate: deps.allowPrivate,
+    maxResponseBytes: deps.limitBytes,
+  });
+  /** One request with the credential as it is now (`force`: refreshed first). */
+  const send = async (force: boolean): Promise<Response | UpstreamOutcome> => {
+    const headers = new Headers(baseHeaders);
+    const query = new URLSearchParams();
+    for (const [key, value] of request.queryPairs) query.append(key, value);
+    const applied = await credential?.apply(headers, query, force);
+    if (applied && !applied.ok) return { kind: 'connection', status: applied.status };
+    const target = new URL(url.href);
+    target.search = query.toString();
     try {
-      response = await fetcher(url.href, {
+      return await fetcher(target.href, {
         method: request.method,
         headers: Object.fromEntries(headers),
         ...(body === undefined ? {} : { body }),
@@ -164,6 +178,17 @@ export async function operationOutcome(
         !write,
       );
     }
+  };
+  try {
+    let sent = await send(false);
+    if (sent instanceof Response && sent.status === 401 && credential?.refreshable) {
+      // The app refused the token and so did not act: one more request, with a fresh one.
+      await sent.body?.cancel().catch(() => undefined);
+      sent = await send(true);
+    }
+    if (!(sent instanceof Response)) return sent;
+    const response = sent;
+    await credential?.answered(response.status);
     const status = response.status;
     const answerHeaders = Object.fromEntries(response.headers);
     let bytes: Buffer;

@@ -2,8 +2,8 @@
  * Whether an operation of an OpenAPI app may be called now, by the pinning rule (as
  * tool-standing.ts is for remote MCP tools): an operation is trusted as of the snapshot an
  * operator accepted, so it is callable only when it is in that snapshot, inside the allow-list,
- * unchanged in the newest import, and servable without a credential (the credential kind for
- * API keys, bearer and basic is not there yet: such an operation says so).
+ * unchanged in the newest import, and servable by how the app's users connect
+ * (connection-scheme.ts): it needs no credential, or the app's scheme is one of its alternatives.
  */
 import type { CallScope } from '../../workflows/catalog/index.js';
 import {
@@ -12,6 +12,19 @@ import {
   type OperationGradeSource,
 } from '../openapi-apps/index.js';
 import type { OpenApiAppStanding } from '../db/openapi-apps.js';
+import {
+  connectionOf,
+  needsNoCredential,
+  servedByScheme,
+  type OpenApiConnection,
+} from './connection-scheme.js';
+
+/**
+ * Whether a call sends the user's credential: `required` (the operation needs it: the user must
+ * be connected), `optional` (the operation may be called anonymously but also takes the app's
+ * scheme: sent when the user is connected), `none` (never sent).
+ */
+export type CredentialUse = 'required' | 'optional' | 'none';
 
 export type OperationStanding =
   | {
@@ -20,6 +33,7 @@ export type OperationStanding =
       descriptor: OperationDescriptor;
       grade: CallScope;
       gradeSource: OperationGradeSource;
+      credential: CredentialUse;
     }
   | {
       callable: false;
@@ -45,16 +59,33 @@ export function operationGradeOf(
 }
 
 /**
- * Why an operation cannot be called whatever is accepted: it needs a credential. A document
- * whose operation names a security requirement gets it sent with one; until users can connect
- * such an app, no call is sent without it (it would only be refused, or worse, served as
- * anonymous).
+ * Whether a call to the operation sends the user's credential, or why it cannot be served by how
+ * the app's users connect. An operation that names a security requirement is sent with a
+ * credential or not at all: sent without, it would only be refused, or worse, served as anonymous.
  */
-export function credentialRefusal(appId: string, descriptor: OperationDescriptor): string | null {
-  const needsNone =
-    descriptor.security.length === 0 || descriptor.security.some((alt) => alt.schemes.length === 0);
-  if (needsNone) return null;
-  return `operation "${descriptor.name}" of app "${appId}" needs a credential (${descriptor.unservable ?? 'its security requirement'}); connecting users to an OpenAPI app with API keys, bearer tokens or basic credentials is not available yet`;
+export function credentialUseOf(
+  appId: string,
+  descriptor: OperationDescriptor,
+  connection: OpenApiConnection,
+): { use: CredentialUse } | { refusal: string } {
+  const scheme =
+    connection.kind === 'credential' || connection.kind === 'oauth2' ? connection.schemeName : null;
+  const served = scheme !== null && servedByScheme(descriptor, scheme);
+  if (needsNoCredential(descriptor)) return { use: served ? 'optional' : 'none' };
+  if (served) return { use: 'required' };
+  const subject = `operation "${descriptor.name}" of app "${appId}" needs a credential`;
+  if (descriptor.unservable !== null) return { refusal: `${subject}: ${descriptor.unservable}` };
+  const wanted = descriptor.security
+    .map((alternative) => alternative.schemes.map((one) => one.scheme).join(' and '))
+    .join(' or ');
+  if (connection.kind === 'unservable') {
+    return {
+      refusal: `${subject} (${wanted}), and the scheme its users connect with cannot be served: ${connection.reason}`,
+    };
+  }
+  return {
+    refusal: `${subject} of ${wanted}, while the app's users connect with ${scheme === null ? 'none' : `"${scheme}"`}; an operator may choose another scheme (auth_scheme)`,
+  };
 }
 
 /**
@@ -107,9 +138,16 @@ export function operationStanding(
       );
     }
   }
-  const credential = credentialRefusal(app.id, acceptedOne);
-  if (credential) return refuse(credential);
-  return { callable: true, accepted: true, descriptor: acceptedOne, grade, gradeSource: source };
+  const credential = credentialUseOf(app.id, acceptedOne, connectionOf(app, accepted));
+  if ('refusal' in credential) return refuse(credential.refusal);
+  return {
+    callable: true,
+    accepted: true,
+    descriptor: acceptedOne,
+    grade,
+    gradeSource: source,
+    credential: credential.use,
+  };
 }
 
 /** The operations an app's callers can use now: the accepted snapshot's callable ones, by name. */

@@ -20,6 +20,12 @@ import { createLink, startConnectStack, type ConnectStack } from '../support/con
 import { historyText } from '../support/workflow-history.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
+import {
+  enterCredential,
+  openForm,
+  postForm as post,
+  type ShownForm,
+} from '../support/credential-form.js';
 
 let stack: ConnectStack;
 let standardKey: TestKey;
@@ -56,62 +62,11 @@ async function newLink(user: string, app: string, redirect = true): Promise<stri
   return ((await response.json()) as { url: string }).url;
 }
 
-interface ShownForm {
-  status: number;
-  html: string;
-  headers: Headers;
-  action: string;
-  fields: { attempt: string; issued: string; csrf: string };
-}
-
-function formOf(response: Response, html: string): ShownForm {
-  const hidden = (name: string) =>
-    new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
-  return {
-    status: response.status,
-    html,
-    headers: response.headers,
-    action: /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '',
-    fields: { attempt: hidden('attempt'), issued: hidden('issued'), csrf: hidden('csrf') },
-  };
-}
-
-/** Opens a link in the browser of `jar`: the credential page and its form. */
-async function openForm(url: string, jar: CookieJar): Promise<ShownForm> {
-  const response = await fetch(url, { headers: { cookie: jar.header() }, redirect: 'manual' });
-  jar.store(response);
-  return formOf(response, await response.text());
-}
-
-async function post(
-  form: ShownForm,
-  jar: CookieJar,
-  body: Record<string, string>,
-  headers: Record<string, string> = {},
-): Promise<{ response: Response; html: string }> {
-  const response = await fetch(form.action, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      cookie: jar.header(),
-      ...headers,
-    },
-    body: new URLSearchParams({ ...form.fields, ...body }).toString(),
-    redirect: 'manual',
-  });
-  jar.store(response);
-  return { response, html: await response.text() };
-}
-
 /** Connects `user` to `app` with `body` through a new link: the connection id. */
 async function connect(user: string, app: string, body: Record<string, string>): Promise<string> {
-  const jar = new CookieJar();
-  const form = await openForm(await newLink(user, app), jar);
-  const { response } = await post(form, jar, body);
-  expect(response.status).toBe(303);
-  const back = new URL(response.headers.get('location') ?? '');
-  expect(back.searchParams.get('status')).toBe('connected');
-  return back.searchParams.get('connection_id') ?? '';
+  const id = await enterCredential(await newLink(user, app), body);
+  expect(id).not.toBe('');
+  return id;
 }
 
 async function exportWith(key: string, id: string): Promise<Response> {

@@ -1,6 +1,7 @@
 // OpenAPI apps end to end on a hand-written document: registering, listing, calling through the
 // call workflow (real Temporal and Postgres), pinning, and every hostile input the registry
 // refuses. The app's API is a small recording server on loopback.
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -11,13 +12,18 @@ import {
   registerOpenApiApp,
 } from '../../activities/openapi-registry/registry.js';
 import { findSnapshotEvents } from './registry-support.js';
+import { enterCredential } from '../support/credential-form.js';
 import { connectMcp, mintSession } from '../mcp/mcp-client.js';
 
 interface Received {
   method: string;
   url: string;
   body: string;
+  headers: http.IncomingHttpHeaders;
 }
+
+/** A key the app no longer takes (rotated there): it answers 401. */
+const ROTATED_KEY = 'rotated_at_the_app_0123456789';
 
 let stack: CallStack;
 let upstream: http.Server;
@@ -25,14 +31,22 @@ let upstreamUrl: string;
 const received: Received[] = [];
 let stranger: TestKey;
 
-/** A pet store: two reads, a write, a credential-needing read. */
-function petStore(changes: { getPetPath?: string; extraOperation?: boolean } = {}) {
+/**
+ * A pet store: two reads, a write, a credential-needing read (by default its key goes in a cookie,
+ * which Gatehouse never sends: not callable; `secretsScheme: 'key'`: an API key in a header).
+ */
+function petStore(
+  changes: { getPetPath?: string; extraOperation?: boolean; secretsScheme?: string } = {},
+) {
   return {
     openapi: '3.0.3',
     info: { title: 'Pets', version: '1.0.0' },
     servers: [{ url: upstreamUrl }],
     components: {
-      securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
+      securitySchemes: {
+        key: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+        session: { type: 'apiKey', in: 'cookie', name: 'sid' },
+      },
     },
     paths: {
       '/pets': {
@@ -70,7 +84,7 @@ function petStore(changes: { getPetPath?: string; extraOperation?: boolean } = {
       '/secrets': {
         get: {
           operationId: 'getSecrets',
-          security: [{ key: [] }],
+          security: [{ [changes.secretsScheme ?? 'session']: [] }],
           responses: { '200': { description: 'ok' } },
         },
       },
@@ -108,7 +122,12 @@ beforeAll(async () => {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      received.push({ method: req.method ?? '', url: req.url ?? '', body });
+      received.push({ method: req.method ?? '', url: req.url ?? '', body, headers: req.headers });
+      if (req.headers['x-api-key'] === ROTATED_KEY) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ message: 'bad key' }));
+        return;
+      }
       if (req.url?.startsWith('/pets/missing')) {
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ message: 'no such pet' }));
@@ -394,11 +413,11 @@ describe('calling its operations', () => {
     expect(received.length).toBe(before + 1);
   });
 
-  it('refuses an operation that needs a credential, sending nothing', async () => {
+  it('refuses an operation whose credential Gatehouse cannot send, sending nothing', async () => {
     const before = received.length;
     const run = await stack.run('pets.get_secrets', { user: 'u_1', input: {} });
     expect([run.status, errorOf(run).code]).toEqual([403, 'denied_by_policy']);
-    expect(errorOf(run).message).toMatch(/needs a credential/);
+    expect(errorOf(run).message).toMatch(/needs a credential: .*session.*cookie/);
     expect(received.length).toBe(before);
   });
 
@@ -420,6 +439,80 @@ describe('calling its operations', () => {
     });
     expect(second.status).toBe(403);
     expect(received.filter((one) => one.method === 'POST').length).toBe(before + 1);
+  });
+});
+
+describe('users connected with an API key', () => {
+  const app = 'keyed-pets';
+
+  /** A connect link for `user`, opened and the key typed in: the connection id. */
+  async function connectWith(user: string, key: string): Promise<string> {
+    const link = await stack.request(stack.key, 'POST', '/v1/connect/links', {
+      body: { user, app, redirect_url: 'https://product.example/done' },
+    });
+    expect(link.status).toBe(201);
+    return enterCredential(link.body.url as string, { secret: key });
+  }
+
+  beforeAll(async () => {
+    const registered = await stack.request(stack.key, 'POST', '/v1/openapi-apps', {
+      body: { id: app, name: 'Keyed Pets', document: petStore({ secretsScheme: 'key' }) },
+    });
+    expect(registered.status).toBe(200);
+  });
+
+  it('enter it on the hosted page; a call sends it in the declared header, and only there', async () => {
+    const shown = await stack.request(stack.key, 'GET', `/v1/openapi-apps/${app}`);
+    expect(shown.body.data).toMatchObject({
+      auth_scheme: null,
+      connection: { kind: 'credential', scheme: 'key' },
+    });
+    expect(operationsOf(shown).find((one) => one.name === 'get_secrets')?.callable).toBe(true);
+
+    const before = received.length;
+    const unconnected = await stack.run(`${app}.get_secrets`, { user: 'u_key', input: {} });
+    expect(errorOf(unconnected).code).toBe('connection_required');
+    expect(received.length).toBe(before);
+
+    const key = `pk_live_${randomBytes(18).toString('base64url')}`;
+    expect(await connectWith('u_key', key)).not.toBe('');
+    const run = await stack.run(`${app}.get_secrets`, { user: 'u_key', input: {} });
+    expect(run.body).toMatchObject({ ok: true, data: { method: 'GET', url: '/secrets' } });
+    expect(received.at(-1)?.headers['x-api-key']).toBe(key);
+
+    // An operation that needs no credential goes without it.
+    const open = await stack.run(`${app}.list_pets`, { user: 'u_key', input: {} });
+    expect(open.body).toMatchObject({ ok: true, data: { url: '/pets' } });
+    expect(received.at(-1)?.headers['x-api-key']).toBeUndefined();
+
+    // The key is in no audit row of these calls.
+    const [audit] = await stack.db.sql<{ text: string | null }[]>`
+      select string_agg(row_to_json(a)::text, ' ') as text from audit_events a
+      where action like ${`${app}.%`}`;
+    expect(audit?.text).toContain('get_secrets');
+    expect(audit?.text).not.toContain(key);
+  });
+
+  it('a key the app refuses (401) expires the connection: the next call asks for a reconnect', async () => {
+    expect(await connectWith('u_rotated', ROTATED_KEY)).not.toBe('');
+    const refused = await stack.run(`${app}.get_secrets`, { user: 'u_rotated', input: {} });
+    expect(refused.body).toMatchObject({ ok: false, upstream_status: 401 });
+    const before = received.length;
+    const next = await stack.run(`${app}.get_secrets`, { user: 'u_rotated', input: {} });
+    expect(errorOf(next).code).toBe('connection_expired');
+    expect(received.length).toBe(before);
+  });
+
+  it("takes an operator's scheme only when the document has it and Gatehouse can send it", async () => {
+    for (const scheme of ['session', 'nowhere']) {
+      const patched = await stack.request(stack.key, 'PATCH', `/v1/openapi-apps/${app}`, {
+        body: { auth_scheme: scheme },
+      });
+      expect(patched.status).toBe(400);
+      expect(JSON.stringify(errorOf(patched))).toContain('auth_scheme');
+    }
+    const shown = await stack.request(stack.key, 'GET', `/v1/openapi-apps/${app}`);
+    expect(shown.body.data).toMatchObject({ auth_scheme: null, connection: { scheme: 'key' } });
   });
 });
 
