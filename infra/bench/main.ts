@@ -1,5 +1,6 @@
 import { taskResultsScenario, taskResultsTable } from './task-results.js';
 import { openApiImportScenario, openApiImportTable } from './openapi-import.js';
+import { openApiCallScenario, openApiCallTable } from './openapi-call.js';
 import { auditExportScenario, exportLine } from './audit-export.js';
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -248,7 +249,16 @@ async function main(): Promise<void> {
   const only = process.argv.includes('--only')
     ? process.argv[process.argv.indexOf('--only') + 1]
     : undefined;
-  const onlyOnes = ['simulate', 'approvals', 'export', 'console', 'notify', 'tasks', 'openapi'];
+  const onlyOnes = [
+    'simulate',
+    'approvals',
+    'export',
+    'console',
+    'notify',
+    'tasks',
+    'openapi',
+    'openapi-call',
+  ];
   if (only !== undefined && !onlyOnes.includes(only)) {
     throw new Error(`--only takes: ${onlyOnes.join(', ')}`);
   }
@@ -334,6 +344,15 @@ async function main(): Promise<void> {
         taskResults,
       });
       process.stdout.write(`\n${taskResultsTable(taskResults)}${machineLine(file)}`);
+      return;
+    }
+    if (only === 'openapi-call') {
+      const calls = await openApiCallScenario(stack, settings, log);
+      const file = await writeReport({
+        ...(await runContext(mode, scaleOut, settings, stack.settings)),
+        openApiCall: calls,
+      });
+      process.stdout.write(`\n${openApiCallTable(calls)}${machineLine(file)}`);
       return;
     }
     if (only === 'approvals') {

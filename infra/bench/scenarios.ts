@@ -170,6 +170,27 @@ function client(stack: BenchStack) {
 const read = (c: ReturnType<typeof client>) => async () =>
   (await c.run('acme.list_tasks', {})) === 200;
 
+/** A measurement, with what its calls cost each process of the stack. */
+export async function measureWithCost(
+  stack: BenchStack,
+  request: Request,
+  options: Parameters<typeof measure>[1],
+): Promise<Measurement & { cost: Cost }> {
+  const [cpuBefore, txBefore] = [await cpuByRole(), await transactions(stack.sql)];
+  const result = await measure(request, options);
+  const [cpuAfter, txAfter] = [await cpuByRole(), await transactions(stack.sql)];
+  // The two statistics reads are this benchmark's own.
+  const tx = Math.max(0, txAfter - txBefore - 2);
+  return {
+    ...result,
+    cost: {
+      cpuMsPerCall: cpuPerCall(cpuBefore, cpuAfter, result.requests),
+      postgresTransactionsPerCall:
+        result.requests === 0 ? 0 : Math.round((tx / result.requests) * 100) / 100,
+    },
+  };
+}
+
 /** A throughput run, with what its calls cost each process of the stack. */
 async function throughputOf(
   stack: BenchStack,
@@ -177,19 +198,9 @@ async function throughputOf(
   concurrency: number,
   seconds: number,
 ): Promise<Throughput> {
-  const [cpuBefore, txBefore] = [await cpuByRole(), await transactions(stack.sql)];
-  const result = await measure(request, { concurrency, durationMs: seconds * 1000 });
-  const [cpuAfter, txAfter] = [await cpuByRole(), await transactions(stack.sql)];
-  // The two statistics reads are this benchmark's own.
-  const tx = Math.max(0, txAfter - txBefore - 2);
   return {
     concurrency,
-    ...result,
-    cost: {
-      cpuMsPerCall: cpuPerCall(cpuBefore, cpuAfter, result.requests),
-      postgresTransactionsPerCall:
-        result.requests === 0 ? 0 : Math.round((tx / result.requests) * 100) / 100,
-    },
+    ...(await measureWithCost(stack, request, { concurrency, durationMs: seconds * 1000 })),
   };
 }
 
