@@ -94,6 +94,22 @@ export async function isOpenApiAppIn(sql: Sql, env: string, id: string): Promise
   return environment ? openApiAppExists(sql, environment.id, id) : false;
 }
 
+/** How the app's users connect, in the words of `apps show`. */
+function connectionLine(
+  connection: { kind: string; scheme: string | null },
+  chosen: string | null,
+): string {
+  const how =
+    connection.kind === 'none'
+      ? 'nothing (no operation needs a credential)'
+      : connection.kind === 'oauth2'
+        ? `through OAuth 2.0, scheme ${connection.scheme ?? ''}`
+        : connection.kind === 'credential'
+          ? `with a credential they enter, scheme ${connection.scheme ?? ''}`
+          : `not at all: scheme ${connection.scheme ?? ''} cannot be served`;
+  return `${how}${chosen === null ? '' : ' (chosen with --auth-scheme)'}`;
+}
+
 export function describeOpenApiApp(standing: OpenApiAppStanding, json?: boolean): string {
   const view = presentOpenApiApp(standing);
   if (json) return JSON.stringify(view, null, 2);
@@ -117,6 +133,7 @@ export function describeOpenApiApp(standing: OpenApiAppStanding, json?: boolean)
     `name           ${view.name}`,
     `auth kind      openapi`,
     `base URL       ${view.base_url} (pinned)`,
+    `users connect  ${connectionLine(view.connection, view.auth_scheme)}`,
     `document       ${view.document_url ?? '(given inline)'}${view.document ? `: ${view.document.title ?? ''} ${view.document.version ?? ''} (OpenAPI ${view.document.specification})` : ''}`,
     `snapshot       accepted v${String(snapshot.accepted_version ?? 'none')}, latest v${String(snapshot.latest_version ?? 'none')}; ${pending}`,
     `skipped        ${String(view.skipped.length)} operations`,

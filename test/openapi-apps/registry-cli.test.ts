@@ -60,6 +60,9 @@ describe('gatehouse apps import', () => {
       );
       expect(imported).toMatchObject({ code: 0, stderr: '' });
       expect(imported.stdout).toMatch(/^base URL +http:\/\/127\.0\.0\.1:9\/api \(pinned\)$/m);
+      expect(imported.stdout).toMatch(
+        /^users connect +nothing \(no operation needs a credential\)$/m,
+      );
       expect(imported.stdout).toMatch(/^get_note +GET +\/notes\/\{id\} +write \(override\) +yes$/m);
       expect(imported.stdout).toMatch(/^delete_note +DELETE .* destructive \(method\) +yes$/m);
 
