@@ -5,6 +5,9 @@ import type { oauth } from './client.js';
 
 type TokenResponse = oauth.TokenEndpointResponse & oauth.TokenEndpointResponseHelpers;
 
+/** What learning the account reads of an app (a catalog app, or an OpenAPI app with none). */
+type IdentifiedApp = Pick<AppDefinition, 'id' | 'accountIdentity' | 'apiHeaders'>;
+
 /** The app declares how to learn the account, but this answer did not tell it. */
 export class AccountUnverified extends Error {
   override name = 'AccountUnverified';
@@ -42,7 +45,7 @@ export function identityAt(document: unknown, fields: readonly JsonPath[]): stri
 
 /** The app's API answer to `app.accountIdentity.request`, made with the new access token. */
 async function askTheApp(
-  app: AppDefinition,
+  app: IdentifiedApp,
   request: UpstreamRequest,
   apiBaseUrl: string,
   accessToken: string,
@@ -58,7 +61,7 @@ async function askTheApp(
 
 async function askWithin(
   deadline: DeadlineSignal,
-  app: AppDefinition,
+  app: IdentifiedApp,
   request: UpstreamRequest,
   apiBaseUrl: string,
   accessToken: string,
@@ -107,7 +110,7 @@ async function askWithin(
  * AccountUnverified when it says but the app does not tell.
  */
 export async function learnAccountId(
-  app: AppDefinition,
+  app: IdentifiedApp,
   response: TokenResponse,
   apiBaseUrl: string,
 ): Promise<string | null> {

@@ -1,9 +1,8 @@
 import type { Config } from '../../infra/config.js';
 import type { Db } from '../../infra/database/client.js';
-import type { AppDefinition } from '../../workflows/catalog/index.js';
 import { createOAuthAttempt, storedBinding, type BrowserBinding } from '../db/oauth-attempts.js';
-import { oauth, oauthConfiguration, type ClientCredentials } from './client.js';
-import { appEndpoints } from './endpoints.js';
+import { oauth, type ClientCredentials } from './client.js';
+import { configurationFor, type OAuthApp } from './oauth-app.js';
 import { connectRedirectUri } from './redirect-uri.js';
 
 /** How long a user may spend at the app's consent page before the callback is refused. */
@@ -15,10 +14,10 @@ export const ATTEMPT_TTL_SECONDS = 15 * 60;
  */
 export async function startAuthorization(
   sql: Db,
-  config: Pick<Config, 'api' | 'apps' | 'encryption'>,
+  config: Pick<Config, 'api' | 'encryption' | 'mcpApps'>,
   input: {
     linkId: string;
-    app: AppDefinition;
+    app: OAuthApp;
     credentials: ClientCredentials;
     browser: BrowserBinding;
   },
@@ -33,11 +32,7 @@ export async function startAuthorization(
     browser: storedBinding(input.browser),
     ttlSeconds: ATTEMPT_TTL_SECONDS,
   });
-  const configuration = oauthConfiguration(
-    app,
-    appEndpoints(app, config.apps.urls),
-    input.credentials,
-  );
+  const configuration = configurationFor(app, input.credentials, config);
   return oauth.buildAuthorizationUrl(configuration, {
     redirect_uri: connectRedirectUri(config.api),
     // Some apps (Notion) grant access by capability, not by scope: send none rather than empty.

@@ -9,10 +9,11 @@ export interface ClientCredentials {
 
 /**
  * The openid-client configuration for one app and one OAuth client. Providers such as GitHub
- * publish no discovery document, so the server metadata comes from the catalog, not discovery.
+ * publish no discovery document, so the server metadata comes from the catalog (or an OpenAPI
+ * app's accepted document, oauth-app.ts), not discovery.
  */
 export function oauthConfiguration(
-  app: AppDefinition,
+  app: Pick<AppDefinition, 'oauth'>,
   endpoints: AppEndpoints,
   credentials: ClientCredentials,
 ): oauth.Configuration {

@@ -1,6 +1,7 @@
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import { findEnabledAuthConfig, revealAuthConfigSecret } from '../db/auth-configs.js';
+import { findApp } from '../../workflows/catalog/index.js';
 import { getFundedAccess } from '../db/funded-access.js';
 import type { ClientCredentials } from './client.js';
 
@@ -14,8 +15,9 @@ type Deps = Pick<Config, 'apps' | 'encryption'>;
 
 /**
  * The OAuth client a new connection uses: the environment's enabled auth config for the app;
- * failing that, the operator's platform client when funded access is on; otherwise none (the
- * caller answers 409).
+ * failing that, for a catalog app, the operator's platform client when funded access is on;
+ * otherwise none (the caller answers 409). An OpenAPI app takes an auth config only: its id is
+ * the environment's own, so a platform client named by it could meet another API elsewhere.
  */
 export async function chooseClientForNewConnection(
   sql: Sql,
@@ -33,7 +35,7 @@ export async function chooseClientForNewConnection(
       },
     };
   }
-  const platform = config.apps.platformClients[app];
+  const platform = findApp(app) ? config.apps.platformClients[app] : undefined;
   if (platform && (await getFundedAccess(sql, environmentId)).enabled) {
     return { authConfigId: null, credentials: platform };
   }

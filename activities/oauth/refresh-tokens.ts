@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../../infra/config.js';
 import type { Sql } from '../../infra/database/client.js';
 import type { Logger } from '../../infra/logger.js';
@@ -16,9 +17,9 @@ import {
 } from '../db/connections.js';
 import { findConnectionAuthorization } from '../db/mcp-authorizations.js';
 import { refreshMcpTokens } from '../mcp-auth/refresh-mcp-tokens.js';
-import { isInvalidGrant, oauth, oauthConfiguration } from './client.js';
+import { isInvalidGrant, oauth } from './client.js';
 import { clientOfConnection } from './credentials.js';
-import { appEndpoints } from './endpoints.js';
+import { configurationFor, findOAuthApp } from './oauth-app.js';
 import { scopesFrom, tokenSetFrom } from './token-response.js';
 import { untilStored } from './until-stored.js';
 import { tokenRefreshes } from '../../infra/telemetry/metrics.js';
@@ -38,7 +39,8 @@ function result(connection: Connection, refreshed: boolean): RefreshResult {
  * concurrent callers share it; a caller whose request predates the last completed refresh is
  * served by that one. `invalid_grant` means the grant is dead: the connection becomes `expired`.
  * Other failures throw, and Temporal retries them. A remote MCP app's connection is refreshed
- * by refresh-mcp-tokens.ts, in this same activity and workflow.
+ * by refresh-mcp-tokens.ts, in this same activity and workflow; an OpenAPI app's here, at its
+ * accepted document's refresh URL (else its token URL), read at each refresh (oauth-app.ts).
  */
 export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: Logger }) {
   return async (request: RefreshRequest): Promise<RefreshResult> => {
@@ -61,19 +63,31 @@ export function refreshTokensActivity(deps: { sql: Sql; config: Config; logger: 
     if (servedByEarlier || (!request.force && !needsRefresh(connection.accessTokenExpiresAt, now)))
       return result(connection, false);
 
-    const app = findApp(connection.app);
     // A remote MCP app's connection refreshes through the SDK, with its own client.
-    const mcp = app ? null : await findConnectionAuthorization(sql, connection.id);
+    const mcp = findApp(connection.app)
+      ? null
+      : await findConnectionAuthorization(sql, connection.id);
     if (mcp) return refreshMcpTokens(deps, connection, mcp);
+    const found = await findOAuthApp(sql, config, connection.environmentId, connection.app);
+    if (found && 'refused' in found) {
+      // An OpenAPI app whose accepted document no longer allows this flow or its URLs: nothing
+      // is sent, and the connection stays as it is until the operator sets it right.
+      throw ApplicationFailure.nonRetryable(
+        `${connection.app} cannot be refreshed: ${found.refused}`,
+        'OAuthAppRefused',
+      );
+    }
+    const app = found?.app;
     const tokens = await readTokens(sql, config.encryption, connection.id);
     if (!app || !tokens?.refreshToken) {
       await markConnectionExpired(sql, connection.id);
       return { ...result(connection, false), status: 'expired' };
     }
-    const configuration = oauthConfiguration(
+    const configuration = configurationFor(
       app,
-      appEndpoints(app, config.apps.urls),
       await clientOfConnection(sql, config, connection),
+      config,
+      { grant: 'refresh' },
     );
     try {
       const response = await oauth.refreshTokenGrant(configuration, tokens.refreshToken);

@@ -8,7 +8,9 @@ import { appEndpoints } from './endpoints.js';
 
 /**
  * Tells the app to forget the grant (RFC 7009), refresh token first since it carries the grant.
- * Apps without a revocation endpoint are skipped. Returns whether a request was made.
+ * Apps without a revocation endpoint are skipped, OpenAPI apps among them (a document's OAuth
+ * flow names none): their tokens are forgotten here, and live at the app until they expire.
+ * Returns whether a request was made.
  */
 export function revokeAtProviderActivity(deps: { sql: Sql; config: Config }) {
   return async (connectionId: string): Promise<boolean> => {

@@ -10,7 +10,11 @@ type TokenResponse = oauth.TokenEndpointResponse & oauth.TokenEndpointResponseHe
  * default. `now` is taken before the request, so the expiry errs early. openid-client has already
  * refused an `expires_in` that is negative or no number.
  */
-export function tokenSetFrom(app: AppDefinition, response: TokenResponse, now: Date): TokenSet {
+export function tokenSetFrom(
+  app: Pick<AppDefinition, 'oauth'>,
+  response: TokenResponse,
+  now: Date,
+): TokenSet {
   return {
     accessToken: response.access_token,
     refreshToken: response.refresh_token ?? null,
@@ -24,7 +28,7 @@ export function tokenSetFrom(app: AppDefinition, response: TokenResponse, now: D
 
 /** Provider scopes from a token response (`scope` may be absent: then what was asked for). */
 export function scopesFrom(
-  app: AppDefinition,
+  app: Pick<AppDefinition, 'oauth'>,
   response: TokenResponse,
   requested: string[],
 ): string[] {

@@ -11,8 +11,20 @@
  * several at once) is refused by operation-standing.ts naming why.
  */
 import type { CredentialScheme } from '../credentials/schemes.js';
-import type { OpenApiApp, OpenApiAppSnapshot } from '../db/openapi-apps.js';
+import type { ImportSummary, OpenApiApp } from '../db/openapi-apps.js';
 import type { AuthScheme, OperationDescriptor } from '../openapi-apps/index.js';
+
+/** What the choice reads of an operation: its security requirements alone. */
+type Secured = Pick<OperationDescriptor, 'security'>;
+
+/**
+ * What the choice reads of a snapshot: the operations' security and the document's schemes (a
+ * caller may read just these from Postgres, not a large document's whole descriptors).
+ */
+export interface SchemeSource {
+  descriptors: readonly Secured[];
+  import: Pick<ImportSummary, 'auth'>;
+}
 
 export type OpenApiConnection =
   /** No accepted operation needs a credential: the app's users connect nothing. */
@@ -29,7 +41,7 @@ export type OpenApiConnection =
   | { kind: 'unservable'; schemeName: string; reason: string };
 
 /** The scheme an operation's alternative names when it is that one scheme alone. */
-function soleSchemes(descriptor: OperationDescriptor): string[] {
+function soleSchemes(descriptor: Secured): string[] {
   return descriptor.security.flatMap((alternative) => {
     const [only] = alternative.schemes;
     return alternative.schemes.length === 1 && only ? [only.scheme] : [];
@@ -37,7 +49,7 @@ function soleSchemes(descriptor: OperationDescriptor): string[] {
 }
 
 /** Whether the operation can be called without any credential. */
-export function needsNoCredential(descriptor: OperationDescriptor): boolean {
+export function needsNoCredential(descriptor: Secured): boolean {
   return (
     descriptor.security.length === 0 ||
     descriptor.security.some((alternative) => alternative.schemes.length === 0)
@@ -45,7 +57,7 @@ export function needsNoCredential(descriptor: OperationDescriptor): boolean {
 }
 
 /** Whether the operation is served with a connection of `schemeName`. */
-export function servedByScheme(descriptor: OperationDescriptor, schemeName: string): boolean {
+export function servedByScheme(descriptor: Secured, schemeName: string): boolean {
   return soleSchemes(descriptor).includes(schemeName);
 }
 
@@ -76,9 +88,7 @@ function connectionBy(name: string, scheme: AuthScheme | undefined): OpenApiConn
 }
 
 /** The supported schemes by how many accepted operations each alone serves, most first. */
-export function schemeRanking(
-  snapshot: Pick<OpenApiAppSnapshot, 'descriptors' | 'import'>,
-): { name: string; operations: number }[] {
+export function schemeRanking(snapshot: SchemeSource): { name: string; operations: number }[] {
   const counts = new Map<string, number>();
   for (const descriptor of snapshot.descriptors) {
     if (needsNoCredential(descriptor)) continue;
@@ -98,7 +108,7 @@ export function schemeRanking(
 /** How the app's users connect, as of `snapshot` (the accepted one; null: none accepted yet). */
 export function connectionOf(
   app: Pick<OpenApiApp, 'authScheme'>,
-  snapshot: Pick<OpenApiAppSnapshot, 'descriptors' | 'import'> | null,
+  snapshot: SchemeSource | null,
 ): OpenApiConnection {
   const auth = snapshot?.import.auth ?? {};
   if (app.authScheme !== null) {

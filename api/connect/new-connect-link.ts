@@ -2,6 +2,7 @@ import { upsertConnectedUser } from '../../activities/db/connected-users.js';
 import { findCredentialApp } from '../../activities/db/credential-apps.js';
 import { findMcpApp } from '../../activities/db/mcp-apps.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
+import { findOAuthApp } from '../../activities/oauth/oauth-app.js';
 import { findApp } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../deps.js';
 import { ApiError, ConflictError, InvalidRequestError } from '../errors.js';
@@ -18,9 +19,10 @@ export interface NewConnectLinkInput {
 
 /**
  * A connect link for a user and an app, checked first as every link is: the app must be the
- * catalog's, one of the environment's remote MCP apps or an app declared as taking a credential
- * the user enters, and able to connect now (an OAuth client, or a remote MCP server that is ready), so whoever asked learns at once, not the end
- * user on a broken page. One path for `POST /v1/connect/links` and the console's reconnect link.
+ * catalog's, one of the environment's remote MCP apps, an app declared as taking a credential
+ * the user enters, or an OpenAPI app connected through its document's OAuth flow (whose URLs
+ * pass the outbound rules), and able to connect now (an OAuth client, or a remote MCP server
+ * that is ready), so whoever asked learns at once, not the end user on a broken page. One path for `POST /v1/connect/links` and the console's reconnect link.
  */
 export async function createCheckedConnectLink(
   deps: ApiDeps,
@@ -32,7 +34,17 @@ export async function createCheckedConnectLink(
   // An app declared as taking a credential the user enters needs nothing set up to connect.
   const credentialApp =
     catalogApp || mcpApp ? null : await findCredentialApp(deps.sql, environment.id, input.app);
-  const app = catalogApp ?? mcpApp ?? credentialApp;
+  // Else an OpenAPI app whose document's OAuth flow its users connect through.
+  const openapi =
+    catalogApp || mcpApp || credentialApp
+      ? null
+      : await findOAuthApp(deps.sql, deps.config, environment.id, input.app);
+  if (openapi && 'refused' in openapi) {
+    throw new ConflictError(`App "${input.app}" cannot be connected: ${openapi.refused}.`, {
+      app: input.app,
+    });
+  }
+  const app = catalogApp ?? mcpApp ?? credentialApp ?? openapi?.app;
   if (!app) {
     throw new InvalidRequestError(`Unknown app "${input.app}".`, [
       { path: 'app', message: 'unknown app' },

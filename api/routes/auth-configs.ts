@@ -8,9 +8,11 @@ import {
   type AuthConfig,
 } from '../../activities/db/auth-configs.js';
 import { connectRedirectUri } from '../../activities/oauth/redirect-uri.js';
+import { findOpenApiOAuthScheme } from '../../activities/openapi-registry/oauth-scheme.js';
+import { findApp } from '../../workflows/catalog/index.js';
 import type { ApiDeps } from '../deps.js';
 import { catalogApp, knownAppIds } from '../catalog-app.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../errors.js';
 import { authorize, callerOf } from '../http/authorize.js';
 import { decodeCursor, page, pageQuery } from '../http/id-cursor.js';
 import { expectNoBody, parse } from '../http/validate.js';
@@ -20,11 +22,13 @@ import { redirectUriField } from '../presenters/apps.js';
 export const createAuthConfigBody = z
   .strictObject({
     // The management interface sets no minimum for `app`; an empty name passes here and is then
-    // refused like any other name that is not in the catalog.
+    // refused like any other name that is not an app.
     app: z
       .string()
       .max(100)
-      .meta({ description: `A catalog app: ${knownAppIds().join(', ')}` }),
+      .meta({
+        description: `A catalog app (${knownAppIds().join(', ')}), or an OpenAPI app of the environment whose users connect through its document's OAuth 2.0 flow`,
+      }),
     name: z.string().min(1).max(100).meta({ description: 'Your label for this client' }),
     clientId: z.string().min(1).max(300),
     clientSecret: z.string().min(1).max(4000).meta({
@@ -143,6 +147,21 @@ function present(config: AuthConfig, redirectUri: string): AuthConfigOutput {
   };
 }
 
+/**
+ * The app an auth config is for: a catalog app, or an OpenAPI app of the environment whose users
+ * connect through its accepted document's OAuth 2.0 flow. Any other OpenAPI app is refused
+ * naming how its users connect instead: a client there would never be used.
+ */
+async function oauthClientApp(deps: ApiDeps, environmentId: string, id: string): Promise<string> {
+  const openapi = findApp(id) ? null : await findOpenApiOAuthScheme(deps.sql, environmentId, id);
+  if (openapi?.kind === 'oauth2') return openapi.scheme.appId;
+  if (openapi?.kind === 'other') {
+    const message = `OpenAPI app "${id}" takes no OAuth client: ${openapi.reason}.`;
+    throw new InvalidRequestError(message, [{ path: 'app', message }]);
+  }
+  return catalogApp(id).id;
+}
+
 /** The management operations create_auth_config / list_auth_configs / disable_auth_config. */
 export function authConfigRoutes(deps: ApiDeps): Router {
   const router = Router();
@@ -154,10 +173,10 @@ export function authConfigRoutes(deps: ApiDeps): Router {
     async (req, res) => {
       const caller = callerOf(res);
       const body = parse(createAuthConfigBody, req.body, 'body');
-      const app = catalogApp(body.app);
+      const app = await oauthClientApp(deps, caller.environmentId, body.app);
       const created = await createAuthConfig(deps.sql, deps.config.encryption, {
         environmentId: caller.environmentId,
-        app: app.id,
+        app,
         name: body.name,
         clientId: body.clientId,
         clientSecret: body.clientSecret,

@@ -13,6 +13,7 @@ import {
 import { responseIssuerRefusal } from '../../activities/mcp-auth/response-issuer.js';
 import { startAuthorization } from '../../activities/oauth/authorization-url.js';
 import { chooseClientForNewConnection } from '../../activities/oauth/credentials.js';
+import { findOAuthApp } from '../../activities/oauth/oauth-app.js';
 import { CONNECT_CALLBACK_PATH } from '../../activities/oauth/redirect-uri.js';
 import type { ApiDeps } from '../deps.js';
 import {
@@ -167,6 +168,12 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
       credential.showForm(res, req.params.token, { ...found, app: found.app });
       return;
     }
+    // An MCP app's scopes are known once its server is asked, at the start; an OpenAPI app's
+    // are those its accepted operations name.
+    const oauthApp =
+      found.app.kind === 'openapi'
+        ? await findOAuthApp(deps.sql, deps.config, found.link.environmentId, found.app.id)
+        : null;
     sendPage(
       res,
       200,
@@ -174,8 +181,12 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
         branding: found.branding,
         app: { id: found.app.id, name: found.app.name },
         startUrl: `${deps.config.api.publicUrl}/connect/${req.params.token}/start`,
-        // An MCP app's scopes are known once its server is asked, at the start.
-        scopes: found.app.kind === 'catalog' ? requestedScopes(found.app.definition) : [],
+        scopes:
+          found.app.kind === 'catalog'
+            ? requestedScopes(found.app.definition)
+            : oauthApp && 'app' in oauthApp
+              ? requestedScopes(oauthApp.app)
+              : [],
       }),
     );
   });
@@ -211,20 +222,23 @@ export function connectFlowRoutes(deps: ApiDeps, pages: PageLimits): Router {
       res.set('Cache-Control', 'no-store').redirect(302, started.authorizationUrl);
       return;
     }
-    const client = await chooseClientForNewConnection(
-      deps.sql,
-      deps.config,
-      link.environmentId,
-      app.id,
-    );
-    if (!client) {
+    // A catalog app, or an OpenAPI app as its accepted document describes its flow now.
+    const oauthApp = await findOAuthApp(deps.sql, deps.config, link.environmentId, app.id);
+    const client =
+      oauthApp && 'app' in oauthApp
+        ? await chooseClientForNewConnection(deps.sql, deps.config, link.environmentId, app.id)
+        : null;
+    if (!oauthApp || !('app' in oauthApp) || !client) {
+      if (oauthApp && 'refused' in oauthApp) {
+        req.log.warn({ app: app.id, reason: oauthApp.refused }, 'app not connectable');
+      }
       problemPage(res, 'app_not_configured', branding, app);
       return;
     }
     const browser = newBrowserBinding();
     const url = await startAuthorization(deps.sql, deps.config, {
       linkId: link.id,
-      app: app.definition,
+      app: oauthApp.app,
       credentials: client.credentials,
       browser,
     });

@@ -5,10 +5,13 @@ import { adminRouter, type AdminControls } from './admin-api.js';
 import { bearerAuth } from './bearer-auth.js';
 import { faultMiddleware } from './faults.js';
 import { interactionRouter } from './interactions.js';
+import { openApiRouter } from './openapi-document.js';
 import type { Store } from './store.js';
 import { tasksRouter } from './tasks-api.js';
 
 export interface HttpAppDeps {
+  /** The app's own base URL (its issuer): its OpenAPI document's URLs are built from it. */
+  baseUrl: string;
   provider: Provider;
   store: Store;
   controls: AdminControls;
@@ -21,6 +24,7 @@ const API_PATHS = ['/tasks', '/me'];
 
 /** Routes: admin, interaction pages and the resource API first; everything else is OAuth. */
 export function buildHttpApp({
+  baseUrl,
   provider,
   store,
   controls,
@@ -30,6 +34,7 @@ export function buildHttpApp({
   const app = express();
   app.disable('x-powered-by');
   app.use('/__admin', adminRouter(controls));
+  app.use(openApiRouter(baseUrl));
   app.use(interactionRouter(provider));
 
   app.use(API_PATHS, (_req, _res, next) => {

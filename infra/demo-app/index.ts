@@ -105,7 +105,14 @@ export async function startDemoApp(options: DemoAppOptions = {}): Promise<DemoAp
     const logger = options.logger;
     server.on(
       'request',
-      buildHttpApp({ provider, store, controls, stopping: stopping.signal, logger }),
+      buildHttpApp({
+        baseUrl: url,
+        provider,
+        store,
+        controls,
+        stopping: stopping.signal,
+        logger,
+      }),
     );
 
     return {

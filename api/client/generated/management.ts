@@ -1114,7 +1114,7 @@ export interface components {
       redirect_uri: string;
     };
     create_auth_config_input: {
-      /** @description A catalog app: acme, github, slack, google-calendar, gmail, linear, notion */
+      /** @description A catalog app (acme, github, slack, google-calendar, gmail, linear, notion), or an OpenAPI app of the environment whose users connect through its document's OAuth 2.0 flow */
       app: string;
       /** @description Your label for this client */
       name: string;

@@ -1,0 +1,245 @@
+// An OpenAPI app whose users connect through the OAuth 2.0 flow its document describes: the demo
+// app's own document (GET /openapi.json) registered by document_url, its client added as an auth
+// config, and a person connecting in Chromium through the real hosted flow and the demo app's
+// consent page. Then the tokens: sealed, refreshed at the document's refresh URL through the
+// refresh workflow, and forgotten on revocation (the document names no revocation endpoint).
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { chromium, type Browser } from 'playwright-core';
+import { validAccessToken } from '../../activities/connections/access-token.js';
+import { findOAuthApp } from '../../activities/oauth/oauth-app.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../support/chromium.js';
+import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+import { stopsAfterAll } from '../support/stops.js';
+
+const APP = 'acme-api';
+
+let stack: ConnectStack;
+let browser: Browser;
+let authConfigId: string;
+
+const started = stopsAfterAll();
+
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${stack.api.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${stack.key.key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+  };
+}
+
+const errorOf = (answer: { body: Record<string, unknown> }) =>
+  answer.body.error as { code: string; message: string };
+
+/** What the demo app says of the account a token belongs to. */
+async function accountOf(token: string): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${stack.demo.url}/me`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+interface ConnectionRow {
+  id: string;
+  status: string;
+  authKind: string;
+  authConfigId: string | null;
+  providerScopes: string[];
+  grantedScopes: string[];
+  sealedAccess: string | null;
+  sealedRefresh: string | null;
+}
+
+async function connectionsOf(user: string): Promise<ConnectionRow[]> {
+  return stack.db.sql<ConnectionRow[]>`
+    select c.id, c.status, c.auth_kind, c.auth_config_id, c.provider_scopes, c.granted_scopes,
+      c.access_token_sealed as sealed_access, c.refresh_token_sealed as sealed_refresh
+    from connections c join connected_users u on u.id = c.connected_user_id
+    where u.external_id = ${user} and c.app = ${APP}`;
+}
+
+/** Through the hosted flow in Chromium, consenting at the demo app as `account`. */
+async function connectInBrowser(linkUrl: string, account: string): Promise<URL> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(linkUrl);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain(
+      'Acme Tasks API',
+    );
+    // The scopes asked for, in the document's words.
+    await expect(page.locator('body').textContent()).resolves.toMatch(
+      /See your tasks[\s\S]*Create, change and delete your tasks/,
+    );
+    const start = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/start'));
+    await page.getByRole('link', { name: /Continue to Acme Tasks API/ }).click();
+    const location = (await start).headers()['location'];
+    if (!location) throw new Error('/start did not redirect');
+    await page.getByLabel(/user/i).fill(account);
+    await page.getByRole('button', { name: /allow/i }).click();
+    await page.waitForURL(/\/connect\/callback/);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain(
+      'is connected',
+    );
+    return new URL(location);
+  } finally {
+    await context.close();
+  }
+}
+
+beforeAll(async () => {
+  const executablePath = await ensureChromium();
+  stack = started.add(await startConnectStack({ env: { MCP_APPS_ALLOW_PRIVATE: 'true' } }));
+  browser = started.add(await chromium.launch({ executablePath, args: CHROMIUM_ARGS }));
+  const registered = await api('POST', '/v1/openapi-apps', {
+    id: APP,
+    name: 'Acme Tasks API',
+    document_url: `${stack.demo.url}/openapi.json`,
+  });
+  expect(registered.status).toBe(200);
+}, 600_000);
+
+describe('an OpenAPI app connected through its document’s OAuth flow', () => {
+  it('needs an auth config, which only an app connected through OAuth takes', async () => {
+    const early = await createLink(stack, { user: 'u_early', app: APP });
+    expect(early.status).toBe(409);
+    expect(((await early.json()) as { error: { code: string } }).error.code).toBe(
+      'auth_config_required',
+    );
+
+    // An OpenAPI app whose operations need nothing takes no OAuth client.
+    const open = await api('POST', '/v1/openapi-apps', {
+      id: 'open-api',
+      name: 'Open',
+      document: {
+        openapi: '3.1.0',
+        info: { title: 'Open', version: '1' },
+        servers: [{ url: stack.demo.url }],
+        paths: {
+          '/ping': { get: { operationId: 'ping', responses: { '200': { description: 'ok' } } } },
+        },
+      },
+    });
+    expect(open.status).toBe(200);
+    const refused = await api('POST', '/v1/auth-configs', {
+      app: 'open-api',
+      name: 'nothing to connect',
+      clientId: 'x',
+      clientSecret: 'y',
+    });
+    expect(refused.status).toBe(400);
+    expect(errorOf(refused).message).toMatch(/takes no OAuth client: .*connect nothing/);
+    const link = await createLink(stack, { user: 'u_early', app: 'open-api' });
+    expect(link.status).toBe(409);
+
+    const created = await api('POST', '/v1/auth-configs', {
+      app: APP,
+      name: 'demo client',
+      ...stack.client,
+    });
+    expect(created.status).toBe(200);
+    authConfigId = (created.body.data as { id: string }).id;
+  });
+
+  it('connects a person in the browser: PKCE, the operations’ scopes, tokens sealed', async () => {
+    const link = await createLink(stack, { user: 'u_carol', app: APP });
+    expect(link.status).toBe(201);
+    const authorize = await connectInBrowser(((await link.json()) as { url: string }).url, 'carol');
+
+    // The document's authorization URL, with state, S256 PKCE and the scopes its operations name.
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${stack.demo.url}/auth`);
+    expect(authorize.searchParams.get('scope')).toBe('tasks:read tasks:write');
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorize.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(authorize.searchParams.get('state')).toBeTruthy();
+    expect(authorize.searchParams.get('client_id')).toBe(stack.client.clientId);
+
+    const [connection] = await connectionsOf('u_carol');
+    expect(connection).toMatchObject({
+      status: 'active',
+      authKind: 'oauth2',
+      authConfigId,
+      providerScopes: ['tasks:read', 'tasks:write'],
+      grantedScopes: ['read', 'write'],
+    });
+    // Sealed: what is stored is no token the app takes.
+    if (!connection?.sealedAccess || !connection.sealedRefresh) throw new Error('no tokens kept');
+    expect((await accountOf(connection.sealedAccess)).status).toBe(401);
+
+    const deps = { sql: stack.db.sql, config: stack.config, temporal: stack.temporal };
+    const first = await validAccessToken(deps, connection.id);
+    if (!first.ok) throw new Error(`no token: ${first.status}`);
+    expect(await accountOf(first.accessToken)).toEqual({ status: 200, body: { id: 'carol' } });
+
+    // A forced refresh (what a 401 from the app brings) goes through the refresh workflow to the
+    // document's refresh URL, with the auth config's client.
+    const refreshesBefore = stack.demo.stats().tokenRequests.refresh_token;
+    const refreshed = await validAccessToken(deps, connection.id, { force: true });
+    if (!refreshed.ok) throw new Error(`not refreshed: ${refreshed.status}`);
+    expect(refreshed.accessToken).not.toBe(first.accessToken);
+    expect(stack.demo.stats().tokenRequests.refresh_token).toBe(refreshesBefore + 1);
+    expect(await accountOf(refreshed.accessToken)).toEqual({ status: 200, body: { id: 'carol' } });
+
+    // Revoked here only: the document names no revocation endpoint.
+    const revocationsBefore = stack.demo.stats().revocations;
+    const revoked = await api('DELETE', `/v1/connections/${connection.id}`);
+    expect(revoked.status).toBe(200);
+    expect(await connectionsOf('u_carol')).toMatchObject([
+      { status: 'revoked', sealedAccess: null, sealedRefresh: null },
+    ]);
+    expect(stack.demo.stats().revocations).toBe(revocationsBefore);
+  });
+
+  it('refuses an authorization server at a private address unless MCP_APPS_ALLOW_PRIVATE', async () => {
+    const registered = await api('POST', '/v1/openapi-apps', {
+      id: 'inward',
+      name: 'Inward',
+      document: {
+        openapi: '3.1.0',
+        info: { title: 'Inward', version: '1' },
+        servers: [{ url: 'https://93.184.215.14' }],
+        components: {
+          securitySchemes: {
+            oauth: {
+              type: 'oauth2',
+              flows: {
+                authorizationCode: {
+                  authorizationUrl: 'https://93.184.215.14/authorize',
+                  tokenUrl: 'https://10.1.2.3/token',
+                  scopes: {},
+                },
+              },
+            },
+          },
+        },
+        security: [{ oauth: [] }],
+        paths: { '/x': { get: { operationId: 'x', responses: { '200': { description: 'ok' } } } } },
+      },
+    });
+    expect(registered.status).toBe(200);
+    const closed = { ...stack.config, mcpApps: { allowPrivate: false } };
+    await expect(
+      findOAuthApp(stack.db.sql, closed, stack.environmentId, 'inward'),
+    ).resolves.toEqual({
+      refused: expect.stringMatching(
+        /token URL https:\/\/10\.1\.2\.3\/token must not .*MCP_APPS_ALLOW_PRIVATE=true allows it/,
+      ),
+    });
+    await expect(
+      findOAuthApp(stack.db.sql, stack.config, stack.environmentId, 'inward'),
+    ).resolves.toMatchObject({
+      app: { source: 'openapi', endpoints: { tokenUrl: 'https://10.1.2.3/token' } },
+    });
+  });
+});
