@@ -4,6 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { performance } from 'node:perf_hooks';
+import { findEnvironmentByName } from '../../activities/db/environments.js';
+import { findOpenApiApp, findOpenApiOperationStanding } from '../../activities/db/openapi-apps.js';
 import { ensureOctokitOpenApi, OCTOKIT_OPENAPI_VERSION } from '../tools/openapi-documents.js';
 import { PRISM_VERSION } from '../tools/prism-cli.js';
 import { startPrism, type PrismServer } from '../tools/prism-server.js';
@@ -30,7 +32,9 @@ import type { BenchStack } from './stack.js';
  * answer: the difference is Gatehouse's. For reference in the same run, on the same stack: the
  * catalog read `acme.list_tasks` one at a time, and what each call cost the stack's processes
  * (CPU by process, Postgres transactions), so that what an imported operation adds to a call is
- * told apart from what every call costs.
+ * told apart from what every call costs. And, to tell where that goes, the stored snapshot's size
+ * and the one read each step of a call makes of it (the API's check of the input, the call's
+ * preparation and its upstream step each read the operation's standing), timed alone.
  */
 export interface OpenApiCallResult {
   document: string;
@@ -45,6 +49,12 @@ export interface OpenApiCallResult {
   gatehouse: Measurement & { cost: Cost };
   /** The catalog read `acme.list_tasks` through Gatehouse, one at a time. */
   catalog: Measurement & { cost: Cost };
+  /** The app's snapshot row: its descriptors and pinned operations, as stored and as JSON text. */
+  snapshot: { storedMb: number; textMb: number };
+  /** One read of the operation's standing (`findOpenApiOperationStanding`), one at a time. */
+  standingRead: Measurement;
+  /** For scale: one read of the app's row alone (`findOpenApiApp`). */
+  appRead: Measurement;
   concurrency: number;
   directConcurrent: Measurement;
   gatehouseConcurrent: Measurement;
@@ -176,6 +186,7 @@ export async function openApiCallScenario(
     }
     const registerSeconds = (performance.now() - registerStarted) / 1000;
 
+    const { snapshot, standingRead, appRead } = await snapshotReads(stack, settings, log);
     const call = callers(stack, prism);
     // Both must be the same read answered the same, or the comparison means nothing.
     const [through, direct] = [await call.gatehouse(), await call.direct()];
@@ -219,6 +230,9 @@ export async function openApiCallScenario(
       direct: directOne,
       gatehouse: gatehouseOne,
       catalog,
+      snapshot,
+      standingRead,
+      appRead,
       concurrency,
       directConcurrent,
       gatehouseConcurrent,
@@ -233,6 +247,43 @@ export async function openApiCallScenario(
   } finally {
     await prism.stop();
   }
+}
+
+/** The snapshot's size, and the read of it each step of a call makes, timed alone. */
+async function snapshotReads(
+  stack: BenchStack,
+  settings: Settings,
+  log: (line: string) => void,
+): Promise<Pick<OpenApiCallResult, 'snapshot' | 'standingRead' | 'appRead'>> {
+  const environment = await findEnvironmentByName(stack.sql, 'bench');
+  if (!environment) throw new Error('the bench environment is missing');
+  const [row]: [{ stored: number; text: number }?] = await stack.sql`
+    select pg_column_size(descriptors) + pg_column_size(operations) as stored,
+      octet_length(descriptors::text) + octet_length(operations::text) as text
+    from openapi_app_snapshots where environment_id = ${environment.id} and app_id = ${APP}
+    order by version desc limit 1`;
+  const mb = (bytes: number | undefined) => Math.round(((bytes ?? 0) / (1024 * 1024)) * 10) / 10;
+  const count = Math.min(100, settings.latencyRequests);
+  log(`one read of ${ACTION}'s standing, alone, ${String(count)} times`);
+  const standingRead = await measure(
+    async () =>
+      (await findOpenApiOperationStanding(
+        stack.sql,
+        environment.id,
+        APP,
+        'issues_list_for_repo',
+      )) !== null,
+    { concurrency: 1, count },
+  );
+  const appRead = await measure(
+    async () => (await findOpenApiApp(stack.sql, environment.id, APP)) !== null,
+    { concurrency: 1, count },
+  );
+  return {
+    snapshot: { storedMb: mb(Number(row?.stored)), textMb: mb(Number(row?.text)) },
+    standingRead,
+    appRead,
+  };
 }
 
 export function openApiCallTable(result: OpenApiCallResult): string {
@@ -256,6 +307,9 @@ export function openApiCallTable(result: OpenApiCallResult): string {
     `  Gatehouse ÷ direct: p50 ${String(result.ratios.p50)} (+${String(result.ratios.overheadP50Ms)} ms), ` +
       `p95 ${String(result.ratios.p95)}, p99 ${String(result.ratios.p99)}; ` +
       `calls/s at c=${c} ${String(result.ratios.throughputConcurrent)}`,
+    `  snapshot ${String(result.snapshot.textMb)} MB of JSON (${String(result.snapshot.storedMb)} MB stored); ` +
+      `one read of the operation's standing p50 ${String(result.standingRead.p50)} ms ` +
+      `(the app's row alone ${String(result.appRead.p50)} ms)`,
     ...(
       [
         [result.action, result.gatehouse.cost],
