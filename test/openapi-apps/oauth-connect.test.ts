@@ -2,13 +2,17 @@
 // app's own document (GET /openapi.json) registered by document_url, its client added as an auth
 // config, and a person connecting in Chromium through the real hosted flow and the demo app's
 // consent page. Then the tokens: sealed, refreshed at the document's refresh URL through the
-// refresh workflow, and forgotten on revocation (the document names no revocation endpoint).
+// refresh workflow, sent as the user's bearer token by the app's operations (a read; a write held,
+// approved and run once; a 401 answered by one refresh), and forgotten on revocation (the document
+// names no revocation endpoint).
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
 import { validAccessToken } from '../../activities/connections/access-token.js';
+import { readTokens, saveRefreshedTokens } from '../../activities/db/connections.js';
 import { findOAuthApp } from '../../activities/oauth/oauth-app.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../support/chromium.js';
 import { createLink, startConnectStack, type ConnectStack } from '../support/connect-stack.js';
+import { createTestKey, type TestKey } from '../support/keys.js';
 import { stopsAfterAll } from '../support/stops.js';
 
 const APP = 'acme-api';
@@ -16,6 +20,9 @@ const APP = 'acme-api';
 let stack: ConnectStack;
 let browser: Browser;
 let authConfigId: string;
+let connectionId: string;
+/** Decides the approvals of the calling key's calls (four eyes). */
+let approver: TestKey;
 
 const started = stopsAfterAll();
 
@@ -37,6 +44,14 @@ async function api(
     status: response.status,
     body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
   };
+}
+
+/** Runs an operation of the app as u_carol. */
+const run = (action: string, input: Record<string, unknown>) =>
+  api('POST', `/v1/actions/${action}/run`, { user: 'u_carol', input });
+
+async function refreshTokenOf(id: string): Promise<string | null> {
+  return (await readTokens(stack.db.sql, stack.config.encryption, id))?.refreshToken ?? null;
 }
 
 const errorOf = (answer: { body: Record<string, unknown> }) =>
@@ -108,6 +123,11 @@ beforeAll(async () => {
     document_url: `${stack.demo.url}/openapi.json`,
   });
   expect(registered.status).toBe(200);
+  approver = await createTestKey(stack.db.sql, {
+    env: 'test',
+    access: 'full',
+    agentId: 'approver',
+  });
 }, 600_000);
 
 describe('an OpenAPI app connected through its document’s OAuth flow', () => {
@@ -191,14 +211,60 @@ describe('an OpenAPI app connected through its document’s OAuth flow', () => {
     expect(stack.demo.stats().tokenRequests.refresh_token).toBe(refreshesBefore + 1);
     expect(await accountOf(refreshed.accessToken)).toEqual({ status: 200, body: { id: 'carol' } });
 
-    // Revoked here only: the document names no revocation endpoint.
+    connectionId = connection.id;
+  });
+
+  it('calls its operations as the user with the token: a read, and a write once approved', async () => {
+    const read = await run('acme-api.list_tasks', {});
+    expect(read).toEqual({ status: 200, body: { ok: true, data: { tasks: [] } } });
+
+    const input = { body: { title: 'Water the plants' } };
+    const held = await run('acme-api.create_task', input);
+    expect([held.status, errorOf(held).code]).toEqual([403, 'approval_required']);
+    const approval = (held.body.error as { approval: { id: string } }).approval.id;
+    const decided = await fetch(`${stack.api.url}/v1/approvals/${approval}/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${approver.key}` },
+    });
+    expect(decided.status).toBe(200);
+    const created = await run('acme-api.create_task', input);
+    expect(created.body).toMatchObject({
+      ok: true,
+      data: { title: 'Water the plants', status: 'open' },
+    });
+    expect((await run('acme-api.create_task', input)).status).toBe(403);
+
+    // A token the app no longer takes: its 401 brings one refresh, and the call goes through.
+    const refreshesBefore = stack.demo.stats().tokenRequests.refresh_token;
+    await saveRefreshedTokens(
+      stack.db.sql,
+      stack.config.encryption,
+      connectionId,
+      {
+        accessToken: 'forgotten-by-the-app',
+        refreshToken: await refreshTokenOf(connectionId),
+        expiresAt: new Date(Date.now() + 3600_000),
+      },
+      null,
+    );
+    const after = await run('acme-api.list_tasks', {});
+    expect(after.body).toMatchObject({
+      ok: true,
+      data: { tasks: [{ title: 'Water the plants' }] },
+    });
+    expect(stack.demo.stats().tokenRequests.refresh_token).toBe(refreshesBefore + 1);
+  });
+
+  it('is revoked here only: the document names no revocation endpoint', async () => {
     const revocationsBefore = stack.demo.stats().revocations;
-    const revoked = await api('DELETE', `/v1/connections/${connection.id}`);
+    const revoked = await api('DELETE', `/v1/connections/${connectionId}`);
     expect(revoked.status).toBe(200);
     expect(await connectionsOf('u_carol')).toMatchObject([
       { status: 'revoked', sealedAccess: null, sealedRefresh: null },
     ]);
     expect(stack.demo.stats().revocations).toBe(revocationsBefore);
+    const refused = await run('acme-api.list_tasks', {});
+    expect([refused.status, errorOf(refused).code]).toEqual([409, 'connection_required']);
   });
 
   it('refuses an authorization server at a private address unless MCP_APPS_ALLOW_PRIVATE', async () => {
