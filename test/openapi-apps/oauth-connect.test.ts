@@ -54,6 +54,8 @@ async function refreshTokenOf(id: string): Promise<string | null> {
   return (await readTokens(stack.db.sql, stack.config.encryption, id))?.refreshToken ?? null;
 }
 
+const deps = () => ({ sql: stack.db.sql, config: stack.config, temporal: stack.temporal });
+
 const errorOf = (answer: { body: Record<string, unknown> }) =>
   answer.body.error as { code: string; message: string };
 
@@ -197,15 +199,14 @@ describe('an OpenAPI app connected through its document’s OAuth flow', () => {
     if (!connection?.sealedAccess || !connection.sealedRefresh) throw new Error('no tokens kept');
     expect((await accountOf(connection.sealedAccess)).status).toBe(401);
 
-    const deps = { sql: stack.db.sql, config: stack.config, temporal: stack.temporal };
-    const first = await validAccessToken(deps, connection.id);
+    const first = await validAccessToken(deps(), connection.id);
     if (!first.ok) throw new Error(`no token: ${first.status}`);
     expect(await accountOf(first.accessToken)).toEqual({ status: 200, body: { id: 'carol' } });
 
     // A forced refresh (what a 401 from the app brings) goes through the refresh workflow to the
     // document's refresh URL, with the auth config's client.
     const refreshesBefore = stack.demo.stats().tokenRequests.refresh_token;
-    const refreshed = await validAccessToken(deps, connection.id, { force: true });
+    const refreshed = await validAccessToken(deps(), connection.id, { force: true });
     if (!refreshed.ok) throw new Error(`not refreshed: ${refreshed.status}`);
     expect(refreshed.accessToken).not.toBe(first.accessToken);
     expect(stack.demo.stats().tokenRequests.refresh_token).toBe(refreshesBefore + 1);
@@ -253,6 +254,18 @@ describe('an OpenAPI app connected through its document’s OAuth flow', () => {
       data: { tasks: [{ title: 'Water the plants' }] },
     });
     expect(stack.demo.stats().tokenRequests.refresh_token).toBe(refreshesBefore + 1);
+  });
+
+  it('renews the connection in place through a reconnect link', async () => {
+    const before = await validAccessToken(deps(), connectionId);
+    const link = await api('POST', `/v1/connections/${connectionId}/reconnect-link`);
+    expect(link.status).toBe(201);
+    await connectInBrowser((link.body as { url: string }).url, 'carol');
+    expect(await connectionsOf('u_carol')).toMatchObject([{ id: connectionId, status: 'active' }]);
+    const after = await validAccessToken(deps(), connectionId);
+    if (!before.ok || !after.ok) throw new Error('no token');
+    expect(after.accessToken).not.toBe(before.accessToken);
+    expect(await accountOf(after.accessToken)).toEqual({ status: 200, body: { id: 'carol' } });
   });
 
   it('is revoked here only: the document names no revocation endpoint', async () => {
