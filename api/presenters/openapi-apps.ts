@@ -122,7 +122,9 @@ export const openApiAppSchema = z
   })
   .meta({ id: 'openapi_app' });
 
-export function presentOpenApiApp(standing: OpenApiAppStanding): z.infer<typeof openApiAppSchema> {
+export type OpenApiAppView = z.infer<typeof openApiAppSchema>;
+
+export function presentOpenApiApp(standing: OpenApiAppStanding): OpenApiAppView {
   const { app, accepted, latest } = standing;
   const names = new Set([
     ...(accepted?.descriptors ?? []).map((one) => one.name),

@@ -282,3 +282,102 @@ describe('who may accept', () => {
     expect(events).toHaveLength(0);
   });
 });
+
+/** A notes API: `get_note` moves to another path in `moved`. */
+function notesDocument(moved: boolean) {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Notes', version: moved ? '2' : '1' },
+    paths: {
+      [moved ? '/v2/notes/{id}' : '/notes/{id}']: {
+        get: {
+          operationId: 'getNote',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'ok' } },
+        },
+      },
+      '/notes': {
+        get: { operationId: 'listNotes', responses: { '200': { description: 'ok' } } },
+      },
+    },
+  };
+}
+
+describe('a changed OpenAPI operation, reviewed and accepted in the console', () => {
+  it('lists the app beside the MCP apps, shows the moved path side by side, and accepting makes it callable as now described', async () => {
+    const app = 'notes-api';
+    const base = '/v1/openapi-apps';
+    const registered = await world.stack.request(world.stack.key, 'POST', base, {
+      body: {
+        id: app,
+        name: 'Notes',
+        document: notesDocument(false),
+        base_url: 'http://127.0.0.1:9/api',
+      },
+    });
+    expect(registered.status).toBe(200);
+    const refreshed = await world.stack.request(world.stack.key, 'POST', `${base}/${app}/refresh`, {
+      body: { document: notesDocument(true) },
+    });
+    expect(refreshed.status).toBe(200);
+    const pending = await world.stack.request(world.stack.key, 'GET', `${base}/${app}`);
+    expect(pending.body.data).toMatchObject({
+      operations: expect.arrayContaining([
+        expect.objectContaining({ name: 'get_note', path: '/notes/{id}', callable: false }),
+      ]),
+    });
+
+    const list = await pageAs(world, oliviaJar, '/apps');
+    expect(list.html).toContain('REST APIs (OpenAPI)');
+    expect(list.html).toMatch(new RegExp(`href="[^"]*/apps/${app}#pending"\\s*>v2 to review`));
+
+    const { page } = olivia;
+    await page.goto(`${world.base}/apps/${app}`);
+    await expect(
+      page.getByRole('heading', { name: 'Snapshot v2 waits for review' }).count(),
+    ).resolves.toBe(1);
+    const review = page.getByRole('region', { name: /get_note/ });
+    await expect(
+      review.getByRole('heading', { level: 4, name: 'Path changed' }).count(),
+    ).resolves.toBe(1);
+    await expect(
+      review.locator('pre[aria-label="Path, Accepted v1"] del').allTextContents(),
+    ).resolves.toEqual(['− /notes/{id}']);
+    await expect(
+      review.locator('pre[aria-label="Path, Pending v2"] ins').allTextContents(),
+    ).resolves.toEqual(['+ /v2/notes/{id}']);
+    expect(await overflowOf(page)).toBe(0);
+    await photograph(page, 'openapi-app-review');
+
+    // An approver sees the review, not the button, and cannot accept.
+    const shownToAlice = await pageAs(world, aliceJar, `/apps/${app}`);
+    expect(shownToAlice.html).toContain('Snapshot v2 waits for review');
+    expect(shownToAlice.html).not.toContain('Accept snapshot v2');
+    const byAlice = await postAs(world, aliceJar, `/apps/${app}/accept`, {
+      csrf: formTokenOf(shownToAlice.html),
+      version: '2',
+    });
+    expect(byAlice.status).toBe(403);
+
+    await page.getByRole('button', { name: 'Accept snapshot v2' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toContain(
+      'Snapshot v2 is accepted',
+    );
+    const shown = await world.stack.request(world.stack.key, 'GET', `${base}/${app}`);
+    expect(shown.body.data).toMatchObject({
+      snapshot: { accepted_version: 2, pending: null },
+      operations: expect.arrayContaining([
+        expect.objectContaining({ name: 'get_note', path: '/v2/notes/{id}', callable: true }),
+      ]),
+    });
+    const events = await world.stack.db.sql<{ action: string; agentId: string }[]>`
+      select action, agent_id from audit_events
+      where (action = ${`${app}.*`} and request ->> 'operation' = 'accept')
+        or (action = 'console.apps.accept' and request ->> 'app' = ${app})
+      order by seq`;
+    expect(events).toEqual([
+      { action: `${app}.*`, agentId: 'person:olivia@example.com' },
+      { action: 'console.apps.accept', agentId: 'person:olivia@example.com' },
+    ]);
+  });
+});

@@ -1,29 +1,36 @@
-import { html } from '../../connect/pages/html.js';
+import { html, type Html } from '../../connect/pages/html.js';
 import type { ResolvedBranding } from '../../connect/pages/theme.js';
 import type { McpAppView } from '../../presenters/mcp-apps.js';
+import type { OpenApiAppView } from '../../presenters/openapi-apps.js';
 import { renderConsolePage, type Viewer } from '../pages/layout.js';
 
-/** The environment's remote MCP apps, those with a snapshot to review marked. */
+/**
+ * The apps operators registered in the environment (remote MCP servers, and REST APIs imported
+ * from their OpenAPI documents), those with a snapshot to review marked.
+ */
 export function renderAppList(page: {
   branding: ResolvedBranding;
   viewer: Viewer;
   apps: McpAppView[];
+  openApiApps: OpenApiAppView[];
 }): string {
-  const { viewer, apps } = page;
-  const waiting = apps.filter((app) => app.snapshot.pending !== null).length;
+  const { viewer, apps, openApiApps } = page;
+  const waiting = [...apps, ...openApiApps].filter((app) => app.snapshot.pending !== null).length;
   return renderConsolePage({
     branding: page.branding,
-    title: 'Remote MCP apps',
+    title: 'Apps',
     section: 'apps',
     viewer,
     body: html`
-      <h1>Remote MCP apps</h1>
+      <h1>Apps</h1>
       <p class="lead">
-        MCP servers registered as apps of ${viewer.environment}. A tool is called as the accepted
-        snapshot defines it; when a server lists its tools differently, the new listing waits for an
-        operator's review.
+        Remote MCP servers and REST APIs registered as apps of ${viewer.environment}. A tool or an
+        operation is called as the accepted snapshot defines it; when a server lists its tools
+        differently, or a document describes its operations differently, the new snapshot waits for
+        an operator's review.
         ${waiting > 0 && html`<strong>${String(waiting)} waiting for review.</strong>`}
       </p>
+      <h2>Remote MCP servers</h2>
       ${
         apps.length === 0
           ? html`<p class="empty">
@@ -67,6 +74,53 @@ export function renderAppList(page: {
               </tbody>
             </table>`
       }
+      <h2>REST APIs (OpenAPI)</h2>
+      ${renderOpenApiApps(viewer, openApiApps)}
     `,
   });
+}
+
+function renderOpenApiApps(viewer: Viewer, apps: OpenApiAppView[]): Html {
+  if (apps.length === 0) {
+    return html`<p class="empty">
+      No OpenAPI document is imported here yet (<code>gatehouse apps import</code>, or
+      <code>POST /v1/openapi-apps</code>).
+    </p>`;
+  }
+  return html`<table class="list">
+    <thead>
+      <tr>
+        <th scope="col">App</th>
+        <th scope="col">Base URL</th>
+        <th scope="col">Operations agents may call</th>
+        <th scope="col">Snapshot</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${apps.map((app) => {
+        const pending = app.snapshot.pending;
+        const accepted = app.snapshot.accepted_version;
+        return html`<tr>
+          <td data-label="App">
+            <a href="${viewer.base}/apps/${app.app}">${app.name}</a>
+            <code class="muted">${app.app}</code>
+          </td>
+          <td data-label="Base URL"><code>${app.base_url}</code></td>
+          <td data-label="Operations agents may call">
+            ${String(app.operations.filter((one) => one.callable).length)} of
+            ${String(app.operations.length)}
+          </td>
+          <td data-label="Snapshot">
+            ${accepted === null ? 'none accepted' : `v${String(accepted)} accepted`}
+            ${
+              pending &&
+              html`<a class="badge bad" href="${viewer.base}/apps/${app.app}#pending"
+                >v${String(pending.version)} to review</a
+              >`
+            }
+          </td>
+        </tr>`;
+      })}
+    </tbody>
+  </table>`;
 }

@@ -1,8 +1,21 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { recordConsoleChange } from '../../../activities/audit/console-changes.js';
+import type { RegistryActor } from '../../../activities/mcp-apps/registry-audit.js';
 import { MCP_APP_ID } from '../../../activities/apps/directory.js';
 import { findMcpAppStanding, listMcpAppStandings } from '../../../activities/db/mcp-apps.js';
+import {
+  findOpenApiApp,
+  findOpenApiAppStanding,
+  listOpenApiAppStandings,
+} from '../../../activities/db/openapi-apps.js';
+import {
+  acceptOpenApiAppSnapshot,
+  OpenApiRegistryError,
+} from '../../../activities/openapi-registry/registry.js';
+import { presentOpenApiApp } from '../../presenters/openapi-apps.js';
+import { renderOpenApiAppPage } from '../openapi-apps/app-page.js';
+import { openApiSnapshotReview } from '../openapi-apps/snapshot-review.js';
 import {
   acceptMcpAppSnapshot,
   RegistryError,
@@ -30,11 +43,12 @@ const acceptForm = z.object({ version: snapshotVersion });
 const appQuery = z.object({ accepted: snapshotVersion.optional() });
 
 /**
- * Remote MCP apps in the console: every app of the environment, one app with its tools, and the
- * review of a pending snapshot with the Accept button. Accepting goes through the registry's
- * `acceptMcpAppSnapshot`, as `POST /v1/mcp-apps/{app}/accept` and `gatehouse apps accept` do:
- * the registry's own audit event names the person (`person:<email>`, channel `console`), and the
- * console records `console.apps.accept` beside it.
+ * Registered apps in the console (remote MCP servers and REST APIs imported from OpenAPI
+ * documents, whose ids are one space): every app of the environment, one app with its tools or
+ * operations, and the review of a pending snapshot with the Accept button. Accepting goes through
+ * the registry's own accept (`acceptMcpAppSnapshot`, `acceptOpenApiAppSnapshot`), as the
+ * management API and `gatehouse apps accept` do: the registry's own audit event names the person
+ * (`person:<email>`, channel `console`), and the console records `console.apps.accept` beside it.
  */
 export function mcpAppPages(deps: ApiDeps): Router {
   const router = Router({ mergeParams: true });
@@ -43,14 +57,17 @@ export function mcpAppPages(deps: ApiDeps): Router {
   const unknownApp = (res: Parameters<typeof sendConsoleNotice>[0], base: string) => {
     sendConsoleNotice(res, 404, {
       title: 'No such app',
-      message: 'This environment has no remote MCP app by that id.',
-      action: { href: `${base}/apps`, label: 'To the remote MCP apps' },
+      message: 'This environment has no remote MCP app or OpenAPI app by that id.',
+      action: { href: `${base}/apps`, label: 'To the apps' },
     });
   };
 
   router.get('/apps', requireRole('read'), async (_req, res) => {
     const context = consoleContextOf(res);
-    const standings = await listMcpAppStandings(deps.sql, context.environment.id);
+    const [standings, imported] = await Promise.all([
+      listMcpAppStandings(deps.sql, context.environment.id),
+      listOpenApiAppStandings(deps.sql, context.environment.id),
+    ]);
     sendConsolePage(
       res,
       200,
@@ -58,6 +75,7 @@ export function mcpAppPages(deps: ApiDeps): Router {
         branding: context.branding,
         viewer: context.shown,
         apps: standings.map(presentMcpApp),
+        openApiApps: imported.map(presentOpenApiApp),
       }),
     );
   });
@@ -68,12 +86,30 @@ export function mcpAppPages(deps: ApiDeps): Router {
     const standing = MCP_APP_ID.test(id)
       ? await findMcpAppStanding(deps.sql, context.environment.id, id)
       : null;
-    if (!standing) {
-      unknownApp(res, context.shown.base);
-      return;
-    }
     const query = appQuery.safeParse(req.query);
     const accepted = query.success ? query.data.accepted : undefined;
+    if (!standing) {
+      const imported = MCP_APP_ID.test(id)
+        ? await findOpenApiAppStanding(deps.sql, context.environment.id, id)
+        : null;
+      if (!imported) {
+        unknownApp(res, context.shown.base);
+        return;
+      }
+      sendConsolePage(
+        res,
+        200,
+        renderOpenApiAppPage({
+          branding: context.branding,
+          viewer: context.shown,
+          app: presentOpenApiApp(imported),
+          review: openApiSnapshotReview(imported),
+          mayAccept: viewerMay(context.viewer, 'govern'),
+          ...(accepted === undefined ? {} : { accepted }),
+        }),
+      );
+      return;
+    }
     sendConsolePage(
       res,
       200,
@@ -107,20 +143,20 @@ export function mcpAppPages(deps: ApiDeps): Router {
       return;
     }
     const { version } = form.data;
+    const actor: RegistryActor = {
+      environmentId: context.environment.id,
+      agentId: `person:${session.email}`,
+      channel: 'console',
+      traceId: res.locals.traceId,
+    };
+    const kind = (await findOpenApiApp(deps.sql, context.environment.id, id)) ? 'openapi' : 'mcp';
     try {
-      await acceptMcpAppSnapshot(
-        registry,
-        {
-          environmentId: context.environment.id,
-          agentId: `person:${session.email}`,
-          channel: 'console',
-          traceId: res.locals.traceId,
-        },
-        id,
-        version,
-      );
+      if (kind === 'openapi') await acceptOpenApiAppSnapshot(registry, actor, id, version);
+      else await acceptMcpAppSnapshot(registry, actor, id, version);
     } catch (error) {
-      if (!(error instanceof RegistryError)) throw error;
+      if (!(error instanceof RegistryError) && !(error instanceof OpenApiRegistryError)) {
+        throw error;
+      }
       if (error.kind === 'no_such_version') {
         sendConsoleNotice(res, 404, {
           title: 'No such snapshot',
@@ -141,7 +177,9 @@ export function mcpAppPages(deps: ApiDeps): Router {
     });
     req.log.info(
       { app: id, version, personId: session.personId },
-      'MCP app snapshot accepted in the console',
+      kind === 'openapi'
+        ? 'OpenAPI app snapshot accepted in the console'
+        : 'MCP app snapshot accepted in the console',
     );
     res.redirect(303, `${base}/apps/${id}?accepted=${String(version)}`);
   });

@@ -6,7 +6,7 @@ import { CONSOLE_CSS } from './styles.js';
 export const SECTIONS = [
   { id: 'inbox', label: 'Inbox', path: 'inbox' },
   { id: 'calls', label: 'Calls', path: 'calls' },
-  { id: 'apps', label: 'Remote MCP apps', path: 'apps' },
+  { id: 'apps', label: 'Apps', path: 'apps' },
   { id: 'policies', label: 'Policies', path: 'policies' },
   { id: 'connections', label: 'Connections', path: 'connections' },
   { id: 'notifications', label: 'Notifications', path: 'notifications' },
