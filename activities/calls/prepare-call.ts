@@ -16,9 +16,13 @@ import { listPolicies } from '../db/policies.js';
 import { pinningRefusal } from '../mcp-apps/tool-pinning.js';
 import { findOpenApiOperationStanding, type OpenApiAppStanding } from '../db/openapi-apps.js';
 import { operationPinning } from '../openapi-registry/operation-pinning.js';
+import {
+  judgeOpenApiProxy,
+  type OpenApiProxyJudgement,
+} from '../openapi-registry/proxy-operations.js';
 import { currentRun, earlierAnswers } from './earlier-answers.js';
 import { callConditionJudge } from '../policy/conditions.js';
-import { policyVerdict } from './policy-verdict.js';
+import { policyVerdict, type PolicySubject } from './policy-verdict.js';
 import { auditAction } from './call-records.js';
 
 interface UserConnection extends KeptAnswerRow, LiveGrantRow {
@@ -99,8 +103,9 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
   ): Promise<Preparation> => {
     // A tool of a remote MCP app: the app, its snapshots, for the pinning rule.
     const { target } = call;
-    const remote = target.kind === 'action' && !findApp(target.app);
-    const [found, policies, standing, openApi] = await Promise.all([
+    const outside = !findApp(target.app);
+    const remote = target.kind === 'action' && outside;
+    const [found, policies, standing, openApi, proxied] = await Promise.all([
       findUserConnection(sql, call, requestIds, at),
       listPolicies(sql, call.environmentId),
       remote ? findMcpAppStanding(sql, call.environmentId, target.app) : null,
@@ -113,6 +118,10 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
             target.action.slice(target.app.length + 1),
           )
         : null,
+      // A proxy call to an app outside the catalog: an OpenAPI app's (the API admits no other).
+      target.kind === 'proxy' && outside
+        ? judgeOpenApiProxy(sql, call.environmentId, target.app, target)
+        : null,
     ]);
     // Answered under its key already (a run that starts after the answer was kept).
     const key = call.idempotencyKey;
@@ -120,11 +129,13 @@ export function prepareCallActivity(deps: { sql: Sql; temporal: Client; config: 
       key === undefined ? null : keptAnswerOf(deps.config.encryption, callKey(call, key), found);
     const answeredElsewhere = await answeredBefore(temporal, found.audited);
     const judged = { call, policies, at: new Date(at), grant: found };
-    const prepared = !remote
+    const prepared = !outside
       ? verdictOn(judged, found)
-      : openApi
-        ? await openApiVerdict(judged, found, openApi)
-        : await remoteToolVerdict(judged, found, standing);
+      : target.kind === 'proxy'
+        ? openApiProxyVerdict(judged, found, proxied ?? null)
+        : openApi
+          ? await openApiVerdict(judged, found, openApi)
+          : await remoteToolVerdict(judged, found, standing);
     return {
       ...prepared,
       answeredElsewhere,
@@ -168,19 +179,22 @@ interface Judged {
   policies: readonly PolicyDocument[];
   at: Date;
   grant: LiveGrantRow;
+  /** A proxy call to an OpenAPI app: the operations that bound it (PolicySubject.proxy). */
+  proxy?: PolicySubject['proxy'];
 }
 
 /** The verdict of the policy that governs the agent, for a call whose connection is settled. */
 function policyPreparation(
-  { call, policies, at, grant }: Judged,
+  { call, policies, at, grant, proxy }: Judged,
   connectedUserId: string | null,
   connectionId: string | null,
 ): Preparation {
   const { target } = call;
-  const subject = {
+  const subject: PolicySubject = {
     app: target.app,
     scope: target.scope,
     action: target.kind === 'action' ? target.action : null,
+    ...(proxy ? { proxy } : {}),
   };
   const verdict = policyVerdict(policies, call.agentId, subject, callConditionJudge(call, at));
   const prepared = {
@@ -259,7 +273,7 @@ async function openApiVerdict(
   const pinning =
     call.target.kind === 'action'
       ? await operationPinning(standing, call.target)
-      : { refusal: 'the proxy does not reach OpenAPI apps: call their operations' };
+      : { refusal: 'a proxy call is judged by openApiProxyVerdict' };
   if (pinning.refusal !== null) {
     return {
       ok: true,
@@ -276,4 +290,40 @@ async function openApiVerdict(
   if (pinning.credential === 'required') return verdictOn(judged, found);
   const connected = pinning.credential === 'optional' && found.status === 'active';
   return policyPreparation(judged, found.connectedUserId, connected ? found.connectionId : null);
+}
+
+/**
+ * A proxy call to an OpenAPI app (activities/openapi-registry/proxy-standing.ts): the pinning
+ * rule through the proxy first (a request that is an operation not callable now, to an app with
+ * no accepted snapshot, or graded otherwise than when it was made, is denied naming why, made or
+ * approved), then the user's connection as the operations it is need it, then the policy, bounded
+ * by the app's accepted operations and by the rules naming the ones the request is.
+ */
+function openApiProxyVerdict(
+  judged: Judged,
+  found: UserConnection,
+  judgement: OpenApiProxyJudgement | null,
+): Preparation {
+  const refusal =
+    judgement === null
+      ? `app "${judged.call.target.app}" is not registered in this environment (any more): its proxy cannot be called`
+      : judgement.refusal;
+  if (judgement === null || refusal !== null) {
+    return {
+      ok: true,
+      connectedUserId: found.connectedUserId,
+      connectionId: found.connectionId,
+      decision: 'deny',
+      reason: `operation pinning: ${String(refusal)}`,
+      policyId: null,
+      policyVersion: null,
+      rule: 'operation pinning',
+      approval: { requested_from: [], ttl_seconds: 0 },
+    };
+  }
+  const { actions, matched } = judgement.grading;
+  const bounded = { ...judged, proxy: { actions, matched } };
+  if (judgement.credential === 'required') return verdictOn(bounded, found);
+  const connected = judgement.credential === 'optional' && found.status === 'active';
+  return policyPreparation(bounded, found.connectedUserId, connected ? found.connectionId : null);
 }

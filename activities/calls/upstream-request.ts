@@ -30,6 +30,7 @@ import { mcpToolUpstream } from './mcp-tool-upstream.js';
 import { observedUpstream } from './upstream-telemetry.js';
 import { appEndpoints } from '../oauth/endpoints.js';
 import { operationOutcome } from '../openapi-registry/operation-call.js';
+import { proxyOutcome } from '../openapi-registry/proxy-call.js';
 import { requestCredential } from '../openapi-registry/operation-credential.js';
 
 export interface UpstreamCall {
@@ -222,22 +223,31 @@ export function callUpstreamActivity(deps: UpstreamDeps) {
     const app = findApp(target.app);
     const { connectionId } = call;
     if (!app) {
-      // An app outside the catalog: an OpenAPI app's operation, else a remote MCP tool.
+      // An app outside the catalog: an OpenAPI app's operation or proxy, else a remote MCP tool.
+      const openApiDeps = {
+        sql,
+        timeoutMs: config.upstream.timeoutMs,
+        limitBytes: config.api.bodyLimitBytes,
+        allowPrivate: config.mcpApps.allowPrivate,
+        ...(connectionId === null
+          ? {}
+          : {
+              credential: (kind: 'credential' | 'oauth2') =>
+                requestCredential(deps, connectionId, kind),
+            }),
+      };
+      if (target.kind === 'proxy' && call.environmentId !== undefined) {
+        const proxied = await proxyOutcome(
+          openApiDeps,
+          { ...target, environmentId: call.environmentId },
+          context,
+        );
+        if (proxied) return proxied;
+      }
       const imported =
         target.kind === 'action' && call.environmentId !== undefined
           ? await operationOutcome(
-              {
-                sql,
-                timeoutMs: config.upstream.timeoutMs,
-                limitBytes: config.api.bodyLimitBytes,
-                allowPrivate: config.mcpApps.allowPrivate,
-                ...(connectionId === null
-                  ? {}
-                  : {
-                      credential: (kind: 'credential' | 'oauth2') =>
-                        requestCredential(deps, connectionId, kind),
-                    }),
-              },
+              openApiDeps,
               {
                 environmentId: call.environmentId,
                 app: target.app,

@@ -24,12 +24,14 @@ export interface ServerFetchOptions {
 /** Statuses whose response has no body (the Response constructor refuses one). */
 const NO_BODY = new Set([101, 204, 205, 304]);
 
-function bodyOf(body: RequestInit['body']): string | undefined {
+function bodyOf(body: RequestInit['body']): string | Buffer | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string') return body;
   if (body instanceof URLSearchParams) return body.toString();
+  // The proxy to an OpenAPI app sends the caller's bytes as they came.
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   // The SDK sends JSON text, and its OAuth requests form parameters: nothing else is expected.
-  throw new TypeError('only text bodies are sent to MCP servers');
+  throw new TypeError('only text or byte bodies are sent');
 }
 
 function headersOf(raw: string[]): Headers {

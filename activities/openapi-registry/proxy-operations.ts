@@ -7,7 +7,8 @@
 import type { Db } from '../../infra/database/client.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
 import { findOpenApiApp, findOpenApiOperationStanding } from '../db/openapi-apps.js';
-import { operationStanding } from './operation-standing.js';
+import { operationStanding, type CredentialUse } from './operation-standing.js';
+import { connectionOf, type OpenApiConnection, type SchemeSource } from './connection-scheme.js';
 import {
   proxyGrading,
   proxyPinningRefusal,
@@ -43,7 +44,15 @@ export interface OpenApiProxyJudgement {
   grading: ProxyGrading;
   /** Why it may not reach the app (pinning), or null when policy decides. */
   refusal: string | null;
+  /**
+   * Whether it sends the user's credential: as the operations it matches do (the strictest of
+   * theirs); `optional` when it matches none, since nothing says whether that endpoint needs one
+   * (sent when the user has an active connection, as the catalog proxy always sends it).
+   */
+  credential: CredentialUse;
 }
+
+const CREDENTIAL_ORDER: readonly CredentialUse[] = ['none', 'optional', 'required'];
 
 /**
  * The grading and the pinning refusal of `method path` (the canonical path) to the app, for a
@@ -65,5 +74,60 @@ export async function judgeOpenApiProxy(
       return standing ? operationStanding(standing, name) : null;
     }),
   );
-  return { grading, refusal: proxyPinningRefusal(view, grading, standings, request.scope) };
+  const credential = standings.reduce<CredentialUse>(
+    (use, standing) =>
+      standing?.callable &&
+      CREDENTIAL_ORDER.indexOf(standing.credential) > CREDENTIAL_ORDER.indexOf(use)
+        ? standing.credential
+        : use,
+    standings.length === 0 ? 'optional' : 'none',
+  );
+  return {
+    grading,
+    refusal: proxyPinningRefusal(view, grading, standings, request.scope),
+    credential,
+  };
+}
+
+/** Where a proxy request to the app goes, and how its users connect. */
+export interface OpenApiProxyConnection {
+  baseUrl: string;
+  connection: OpenApiConnection;
+}
+
+/**
+ * The app's pinned base URL and how its users connect (connection-scheme.ts), reading of the
+ * accepted snapshot only its schemes and each operation's security requirements; null when the
+ * environment has no OpenAPI app `id`.
+ */
+export async function findOpenApiProxyConnection(
+  sql: Db,
+  environmentId: string,
+  id: string,
+): Promise<OpenApiProxyConnection | null> {
+  const [row]: [
+    {
+      baseUrl: string;
+      authScheme: string | null;
+      acceptedVersion: number | null;
+      auth: SchemeSource['import']['auth'] | null;
+      descriptors: SchemeSource['descriptors'] | null;
+    }?,
+  ] = await sql`
+    select a.base_url, a.auth_scheme, a.accepted_version, s.import -> 'auth' as auth,
+      (select coalesce(jsonb_agg(jsonb_build_object('security', d -> 'security')), '[]'::jsonb)
+         from jsonb_array_elements(s.descriptors) d) as descriptors
+    from openapi_apps a
+    left join openapi_app_snapshots s
+      on s.environment_id = a.environment_id and s.app_id = a.id and s.version = a.accepted_version
+    where a.environment_id = ${environmentId} and a.id = ${id}`;
+  if (!row) return null;
+  const source: SchemeSource | null =
+    row.acceptedVersion === null
+      ? null
+      : { descriptors: row.descriptors ?? [], import: { auth: row.auth ?? {} } };
+  return {
+    baseUrl: row.baseUrl,
+    connection: connectionOf({ authScheme: row.authScheme }, source),
+  };
 }

@@ -2,8 +2,11 @@ import { preferForApp } from '../http/prefer.js';
 import express, { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { CallRequest } from '../../workflows/call-types.js';
-import { findEnvironmentAppRecord } from '../../activities/apps/directory.js';
-import { findApp } from '../../workflows/catalog/index.js';
+import { findEnvironmentAppRecord, MCP_APP_ID } from '../../activities/apps/directory.js';
+import { openApiAppExists } from '../../activities/db/openapi-apps.js';
+import { findOpenApiProxyView } from '../../activities/openapi-registry/proxy-operations.js';
+import { proxyGrading } from '../../activities/openapi-registry/proxy-standing.js';
+import { findApp, type CallScope } from '../../workflows/catalog/index.js';
 import { scopeOfMethod } from '../../workflows/policy.js';
 import { connectionListed } from '../../workflows/upstream-answer.js';
 import type { ApiDeps } from '../deps.js';
@@ -41,6 +44,7 @@ for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
     description:
       `Sends \`${method.toUpperCase()}\` to the app's own API at \`{path}\` (in the one form policy judges, with the query unchanged), with the credentials of the user named in \`Service-User\`. ` +
       `It is governed as a \`${scopeOfMethod(method)}\` call of the action \`<app>.proxy\`: allowed, held for approval (403 \`approval_required\`; send the same request again once approved) or denied. ` +
+      'For an app imported from an OpenAPI document, a request that is one of its operations (method and path template) is graded at least as strictly as the operation, bounded by the rules naming it, and refused while the operation is not callable by pinning. ' +
       "The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.",
     request: { params: proxyParams, headers: proxyHeaders },
     response: z.unknown().meta({ description: "The app's own response, passed through" }),
@@ -154,26 +158,56 @@ function refusedProxy(req: Request): RefusedCall {
 }
 
 /**
- * A remote MCP server registered as an app has no proxy: its tools are the only way in, each
- * governed as an action, so no rule can be gone around through the server's endpoint.
+ * The app a proxy request goes to: a catalog app, or an OpenAPI app of the caller's environment
+ * (its operations bound the proxy: activities/openapi-registry/proxy-standing.ts). A remote MCP
+ * server registered as an app has no proxy: its tools are the only way in, each governed as an
+ * action, so no rule can be gone around through the server's endpoint.
  */
-async function refuseRemoteApp(deps: ApiDeps, res: Response, app: string | null): Promise<void> {
-  if (app === null || findApp(app)) return;
-  const found = await findEnvironmentAppRecord(deps.sql, callerOf(res).environmentId, app);
-  if (found?.kind !== 'mcp') return;
-  const message = `App "${app}" is a remote MCP server: its tools are the only way in (POST /v1/actions/${app}.<tool>/run, or Gatehouse's MCP server), each governed as an action; it has no proxy.`;
-  throw new InvalidRequestError(message, [
-    { path: 'app', message: 'is a remote MCP server: call its tools instead' },
-  ]);
+async function proxyApp(
+  deps: ApiDeps,
+  res: Response,
+  app: string | null,
+): Promise<{ kind: 'catalog' | 'openapi'; id: string }> {
+  if (app === null) throw new NotFoundError('App "(malformed)"');
+  const catalog = findApp(app);
+  if (catalog) return { kind: 'catalog', id: catalog.id };
+  const environmentId = callerOf(res).environmentId;
+  const found = await findEnvironmentAppRecord(deps.sql, environmentId, app);
+  if (found?.kind === 'mcp') {
+    const message = `App "${app}" is a remote MCP server: its tools are the only way in (POST /v1/actions/${app}.<tool>/run, or Gatehouse's MCP server), each governed as an action; it has no proxy.`;
+    throw new InvalidRequestError(message, [
+      { path: 'app', message: 'is a remote MCP server: call its tools instead' },
+    ]);
+  }
+  if (MCP_APP_ID.test(app) && (await openApiAppExists(deps.sql, environmentId, app))) {
+    return { kind: 'openapi', id: app };
+  }
+  throw new NotFoundError(`App "${app}"`);
+}
+
+/**
+ * The scope a proxy request is judged at: its method's grade, and for an OpenAPI app the
+ * strictest of that and the grades of the operations its method and path are, so an endpoint an
+ * operator graded stricter than its method is no looser through the proxy.
+ */
+async function proxyScope(
+  deps: ApiDeps,
+  res: Response,
+  app: { kind: 'catalog' | 'openapi'; id: string },
+  method: string,
+  path: string,
+): Promise<CallScope> {
+  if (app.kind === 'catalog') return scopeOfMethod(method);
+  const view = await findOpenApiProxyView(deps.sql, callerOf(res).environmentId, app.id);
+  if (!view) throw new NotFoundError(`App "${app.id}"`);
+  return proxyGrading(view, method, path).scope;
 }
 
 /** The call a proxy request makes, or the refusal of one the app could not receive as sent. */
 async function proxyCall(deps: ApiDeps, req: Request, res: Response): Promise<CallRequest> {
   const settings = deps.config.approvals;
   const target = rawTarget(req);
-  await refuseRemoteApp(deps, res, target.app);
-  const app = target.app === null ? undefined : findApp(target.app);
-  if (!app) throw new NotFoundError(`App "${target.app ?? '(malformed)'}"`);
+  const app = await proxyApp(deps, res, target.app);
   const { 'service-user': user } = parse(
     proxyHeaders.pick({ 'service-user': true }),
     { 'service-user': req.get('service-user') },
@@ -196,6 +230,7 @@ async function proxyCall(deps: ApiDeps, req: Request, res: Response): Promise<Ca
     const message = `A ${req.method} request to the app cannot carry a body.`;
     throw new InvalidRequestError(message, [{ path: 'body', message: 'must be empty' }]);
   }
+  const scope = await proxyScope(deps, res, app, req.method, path.path);
   return callRequestOf(
     req,
     res,
@@ -203,7 +238,7 @@ async function proxyCall(deps: ApiDeps, req: Request, res: Response): Promise<Ca
     {
       kind: 'proxy',
       app: app.id,
-      scope: scopeOfMethod(req.method),
+      scope,
       method: req.method,
       path: path.path,
       query: target.query,
