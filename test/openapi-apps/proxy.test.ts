@@ -3,12 +3,14 @@
 // and refused while such an operation is not callable by pinning. The matching and the policy
 // floor are checked pure first; then through the call workflow (real Temporal and Postgres),
 // with a recording server on loopback as the app.
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { startCallStack, type Answer, type CallStack } from '../support/call-stack.js';
 import { createTestKey, type TestKey } from '../support/keys.js';
 import { rawRequest } from '../support/raw-request.js';
+import { enterCredential } from '../support/credential-form.js';
 import { templateMatches } from '../../activities/openapi-registry/proxy-standing.js';
 import { evaluatePolicy, type PolicyDocument } from '../../workflows/policy.js';
 
@@ -182,6 +184,21 @@ describe('matching a request to the operations (pure)', () => {
   });
 });
 
+/** An app whose users connect with an API key sent in the query. */
+function keyedStore() {
+  const ok = { '200': { description: 'ok' } };
+  return {
+    openapi: '3.0.3',
+    info: { title: 'Keyed', version: '1.0.0' },
+    servers: [{ url: upstreamUrl }],
+    components: { securitySchemes: { key: { type: 'apiKey', in: 'query', name: 'api_key' } } },
+    paths: {
+      '/secrets': { get: { operationId: 'getSecrets', security: [{ key: [] }], responses: ok } },
+      '/open': { get: { operationId: 'getOpen', responses: ok } },
+    },
+  };
+}
+
 describe('the proxy to an OpenAPI app', () => {
   it('passes an allowed GET through to the pinned base URL: status, headers, body, query', async () => {
     const before = received.length;
@@ -308,5 +325,44 @@ describe('the proxy to an OpenAPI app', () => {
       expect([target, answer.status]).toEqual([target, 400]);
     }
     expect(received.length).toBe(before);
+  });
+
+  it("sends the user's credential as the operations it is need it, and only the key's pair", async () => {
+    const registered = await stack.request(stack.key, 'POST', '/v1/openapi-apps', {
+      body: { id: 'keyed', name: 'Keyed', document: keyedStore() },
+    });
+    expect(registered.status).toBe(200);
+    const viaProxy = (path: string) =>
+      stack.request(stack.key, 'GET', `/v1/proxy/keyed/${path}`, {
+        headers: { 'service-user': 'u_key' },
+      });
+    const before = received.length;
+    const unconnected = await viaProxy('secrets');
+    expect(errorOf(unconnected).code).toBe('connection_required');
+    expect(received.length).toBe(before);
+
+    const key = `pk_live_${randomBytes(18).toString('base64url')}`;
+    const link = await stack.request(stack.key, 'POST', '/v1/connect/links', {
+      body: { user: 'u_key', app: 'keyed', redirect_url: 'https://product.example/done' },
+    });
+    expect(link.status).toBe(201);
+    expect(await enterCredential(link.body.url as string, { secret: key })).not.toBe('');
+
+    // The caller's own api_key is replaced; the rest of the query goes as written.
+    const secrets = await viaProxy('secrets?x=%7E&api_key=mine&y');
+    expect(secrets.status).toBe(200);
+    expect(received.at(-1)?.url).toBe(`/secrets?x=%7E&y&api_key=${key}`);
+    // An operation that takes no credential goes without it.
+    expect((await viaProxy('open?x=1')).status).toBe(200);
+    expect(received.at(-1)?.url).toBe('/open?x=1');
+    // An endpoint the document lacks: sent with it, the user being connected.
+    expect((await viaProxy('elsewhere')).status).toBe(200);
+    expect(received.at(-1)?.url).toBe(`/elsewhere?api_key=${key}`);
+
+    const [audit] = await stack.db.sql<{ text: string | null }[]>`
+      select string_agg(row_to_json(a)::text, ' ') as text from audit_events a
+      where action = 'keyed.proxy'`;
+    expect(audit?.text).toContain('"path": "secrets"');
+    expect(audit?.text).not.toContain(key);
   });
 });
