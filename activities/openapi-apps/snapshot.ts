@@ -4,14 +4,17 @@
  * has the same shape: added, removed, changed with the fields). An action is trusted as the
  * snapshot accepted describes it: its method and path (where the call goes), its parameters and
  * body schema (what it sends), its grade (how policy judges it), its summary and description
- * (what an agent reads, which may steer it), and its security requirements (what credential it
- * is sent with). A snapshot is canonical: actions sorted by name, parameters by location and
+ * (what an agent reads, which may steer it), and its security requirements with the definitions
+ * of the schemes they name (what credential it is sent with, and where an OAuth token comes from:
+ * a document that moves a token URL changes every operation that takes that scheme, so none is
+ * sent with a token from the new place until an operator accepts it). A snapshot is canonical: actions sorted by name, parameters by location and
  * name, object keys sorted at every level, so the same operations always serialize to the same
  * bytes and the same digest, whatever order the document listed them in.
  */
 import { createHash } from 'node:crypto';
 import type { CallScope } from '../../workflows/catalog/types.js';
 import type {
+  AuthScheme,
   BodyDescriptor,
   OperationDescriptor,
   OperationMethod,
@@ -34,6 +37,8 @@ export interface PinnedOperation {
    */
   defs: Record<string, unknown>;
   security: SecurityAlternative[];
+  /** The document's definitions of the schemes `security` names (a `security` change if changed). */
+  schemes: Record<string, AuthScheme>;
 }
 
 /** The governed parts of an action; a change of any makes it a changed action. */
@@ -72,8 +77,14 @@ function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-export function pinnedOperation(descriptor: OperationDescriptor): PinnedOperation {
+export function pinnedOperation(
+  descriptor: OperationDescriptor,
+  auth: Readonly<Record<string, AuthScheme>>,
+): PinnedOperation {
   const defs = descriptor.inputSchema.$defs;
+  const named = new Set(
+    descriptor.security.flatMap((alternative) => alternative.schemes.map((one) => one.scheme)),
+  );
   return {
     name: descriptor.name,
     method: descriptor.method,
@@ -93,12 +104,24 @@ export function pinnedOperation(descriptor: OperationDescriptor): PinnedOperatio
     body: descriptor.body,
     defs: typeof defs === 'object' && defs !== null ? (defs as Record<string, unknown>) : {},
     security: descriptor.security,
+    schemes: Object.fromEntries(
+      [...named].flatMap((name) => {
+        const scheme = Object.hasOwn(auth, name) ? auth[name] : undefined;
+        return scheme ? [[name, scheme]] : [];
+      }),
+    ),
   };
 }
 
-/** The snapshot of an import's actions: canonical (see above), sorted by name. */
-export function snapshotOf(operations: readonly OperationDescriptor[]): PinnedOperation[] {
-  return operations.map(pinnedOperation).sort(byName);
+/**
+ * The snapshot of an import's actions: canonical (see above), sorted by name. `auth`: the
+ * document's security schemes, by name (`OpenApiImport.auth`).
+ */
+export function snapshotOf(
+  operations: readonly OperationDescriptor[],
+  auth: Readonly<Record<string, AuthScheme>>,
+): PinnedOperation[] {
+  return operations.map((operation) => pinnedOperation(operation, auth)).sort(byName);
 }
 
 /** The SHA-256 of a snapshot's canonical JSON, base64url: equal digests, equal snapshots. */
@@ -117,6 +140,11 @@ export interface OperationChanges {
 /** Which governed parts of an action differ between two snapshots of it. */
 export function changedFields(before: PinnedOperation, after: PinnedOperation): OperationField[] {
   return FIELDS.filter((field) => {
+    if (field === 'security') {
+      const pinned = (one: PinnedOperation) =>
+        canonicalJson({ security: one.security, schemes: one.schemes });
+      return pinned(before) !== pinned(after);
+    }
     if (field === 'parameters' || field === 'body') {
       // A cyclic schema lives in `defs`: a change there changes what refers to it.
       const [was, is] = [canonicalJson(before[field]), canonicalJson(after[field])];

@@ -169,7 +169,7 @@ async function imported(
       'base_url',
     );
   }
-  const operations = snapshotOf(result.operations);
+  const operations = snapshotOf(result.operations, result.auth);
   return {
     imported: result,
     snapshot: {

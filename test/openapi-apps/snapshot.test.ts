@@ -14,9 +14,11 @@ import { petstore30 } from './documents.js';
 type Document = typeof petstore30;
 
 function snapshot(document: unknown, overrides = {}) {
-  return snapshotOf(
-    importDocument({ document: JSON.stringify(document), gradeOverrides: overrides }).operations,
-  );
+  const imported = importDocument({
+    document: JSON.stringify(document),
+    gradeOverrides: overrides,
+  });
+  return snapshotOf(imported.operations, imported.auth);
 }
 
 /** The document with its paths, their methods and every object's keys listed in reverse. */
@@ -39,7 +41,7 @@ function changed(change: (document: Document) => void): Document {
 describe('a snapshot of imported operations', () => {
   const base = snapshot(petstore30);
 
-  it('pins method, path, grade, texts, parameters, body and security, sorted by name', () => {
+  it('pins method, path, grade, texts, parameters, body, security and its schemes, sorted by name', () => {
     expect(base.map((operation) => operation.name)).toEqual([
       'create_pet',
       'delete_pet',
@@ -69,6 +71,15 @@ describe('a snapshot of imported operations', () => {
       body: null,
       defs: {},
       security: [{ schemes: [{ scheme: 'petsOAuth', scopes: ['pets:read'] }] }],
+      schemes: {
+        petsOAuth: {
+          kind: 'oauth2',
+          authorizationUrl: 'https://auth.pets.example/authorize',
+          tokenUrl: 'https://auth.pets.example/token',
+          refreshUrl: 'https://auth.pets.example/refresh',
+          scopes: { 'pets:read': 'Read your pets', 'pets:write': 'Change your pets' },
+        },
+      },
     });
   });
 
@@ -145,6 +156,25 @@ describe('changes between two snapshots', () => {
     expect(operationChangesInWords(changes)).toBe(
       'added patch_pets; removed delete_pet; changed create_pet (body), get_pet (security), list_pets (body), list_pets_2 (description, parameters), pets_update (grade, body)',
     );
+  });
+
+  it("see a scheme's moved token URL in every operation that takes the scheme", () => {
+    const latest = snapshot(
+      changed((document) => {
+        const schemes = document.components.securitySchemes as Record<
+          string,
+          { flows?: { authorizationCode?: { tokenUrl: string } } }
+        >;
+        const flow = schemes.petsOAuth?.flows?.authorizationCode;
+        if (flow) flow.tokenUrl = 'https://elsewhere.example/token';
+      }),
+    );
+    const takers = base
+      .filter((operation) => 'petsOAuth' in operation.schemes)
+      .map((operation) => ({ operation: operation.name, fields: ['security'] }));
+    expect(takers.length).toBeGreaterThan(0);
+    expect(operationChanges(base, latest).changed).toEqual(takers);
+    expect(snapshotDigest(latest)).not.toBe(snapshotDigest(base));
   });
 
   it('see a moved path and a changed method', () => {
