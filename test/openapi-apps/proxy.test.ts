@@ -365,4 +365,26 @@ describe('the proxy to an OpenAPI app', () => {
     expect(audit?.text).toContain('"path": "secrets"');
     expect(audit?.text).not.toContain(key);
   });
+
+  it('reaches only the allowed operations of an app with an allow-list', async () => {
+    const patched = await stack.request(stack.key, 'PATCH', '/v1/openapi-apps/keyed', {
+      body: { operation_allowlist: ['get_open'] },
+    });
+    expect(patched.status).toBe(200);
+    const viaProxy = (path: string) =>
+      stack.request(stack.key, 'GET', `/v1/proxy/keyed/${path}`, {
+        headers: { 'service-user': 'u_key' },
+      });
+    const before = received.length;
+    const outside = await viaProxy('secrets');
+    expect(errorOf(outside).code).toBe('denied_by_policy');
+    expect(errorOf(outside).message).toMatch(
+      /"get_secrets".*outside the app's operation allow-list/,
+    );
+    const unmatched = await viaProxy('elsewhere');
+    expect(errorOf(unmatched).code).toBe('denied_by_policy');
+    expect(errorOf(unmatched).message).toContain('matches none of its operations');
+    expect(received.length).toBe(before);
+    expect((await viaProxy('open')).status).toBe(200);
+  });
 });
