@@ -42,6 +42,11 @@ export interface ImportSummary {
   skipped: SkippedOperation[];
   collisions: NameCollision[];
   auth: Record<string, AuthScheme>;
+  /**
+   * The supported schemes by how many operations each alone serves, most first, counted at import
+   * over the whole snapshot (connection-scheme.ts); absent from snapshots kept before it was.
+   */
+  schemeUse?: { name: string; operations: number }[];
   unmatched: { allowlist: string[]; gradeOverrides: string[] };
 }
 
@@ -141,11 +146,37 @@ export async function findOpenApiAppStanding(
   return { app, accepted, latest };
 }
 
+/** The parts of a snapshot narrowed to one operation that never change once it is kept. */
+type NarrowedParts = Pick<OpenApiAppSnapshot, 'descriptors' | 'operations' | 'import'>;
+
+/**
+ * Narrowed snapshots already read by this process, by `<environment>/<app>/<version>/<fetched
+ * at, to the microsecond>/<operation>`. A snapshot's operations, descriptors and import summary
+ * are written once and never updated, and an app deleted and registered again under its id starts
+ * anew with other import times, so an entry never goes stale. Bounded: the oldest read goes first.
+ */
+const narrowed = new Map<string, NarrowedParts>();
+const NARROWED_ENTRIES = 2_000;
+
+function remember(key: string, parts: NarrowedParts): void {
+  narrowed.set(key, parts);
+  if (narrowed.size > NARROWED_ENTRIES) {
+    const [oldest] = narrowed.keys();
+    if (oldest !== undefined) narrowed.delete(oldest);
+  }
+}
+
+interface SnapshotHead extends Omit<OpenApiAppSnapshot, keyof NarrowedParts> {
+  fetchedKey: string;
+}
+
 /**
  * The app with its accepted and newest snapshots narrowed to one operation (its descriptor and
  * pinned form, where each has it): what judging or sending one call needs. A large document's
- * snapshot (GitHub's holds over a thousand descriptors) is filtered in Postgres rather than read
- * whole for every call. operation-standing.ts judges a narrowed standing as the whole one.
+ * snapshot (GitHub's holds over a thousand descriptors, megabytes of JSON) is filtered in Postgres
+ * rather than read whole, and only the first time this process judges that operation of that
+ * snapshot: after that, one small read says which snapshots are current. operation-standing.ts
+ * judges a narrowed standing as the whole one (the import summary is kept whole).
  */
 export async function findOpenApiOperationStanding(
   sql: Db,
@@ -155,20 +186,42 @@ export async function findOpenApiOperationStanding(
 ): Promise<OpenApiAppStanding | null> {
   const app = await findOpenApiApp(sql, environmentId, id);
   if (!app) return null;
-  const rows = await sql<OpenApiAppSnapshot[]>`
-    select environment_id, app_id, version, digest, import, document_url, fetched_at, fetched_by,
-      accepted_at, accepted_by,
-      coalesce((select jsonb_agg(d) from jsonb_array_elements(s.descriptors) d
-                 where d ->> 'name' = ${operation}), '[]'::jsonb) as descriptors,
-      coalesce((select jsonb_agg(o) from jsonb_array_elements(s.operations) o
-                 where o ->> 'name' = ${operation}), '[]'::jsonb) as operations
+  const heads = await sql<SnapshotHead[]>`
+    select environment_id, app_id, version, digest, document_url, fetched_at, fetched_by,
+      accepted_at, accepted_by, fetched_at::text as fetched_key
     from openapi_app_snapshots s
     where s.environment_id = ${environmentId} and s.app_id = ${id}
       and (s.version = ${app.acceptedVersion ?? -1}
         or s.version = (select max(version) from openapi_app_snapshots l
                          where l.environment_id = ${environmentId} and l.app_id = ${id}))`;
-  const accepted = rows.find((row) => row.version === app.acceptedVersion) ?? null;
-  const latest = rows.reduce<OpenApiAppSnapshot | null>(
+  const keyOf = (head: { version: number; fetchedKey: string }) =>
+    `${environmentId}/${id}/${String(head.version)}/${head.fetchedKey}/${operation}`;
+  const missing = heads.filter((head) => !narrowed.has(keyOf(head))).map((head) => head.version);
+  if (missing.length > 0) {
+    const rows = await sql<(NarrowedParts & { version: number; fetchedKey: string })[]>`
+      select version, import, fetched_at::text as fetched_key,
+        coalesce((select jsonb_agg(d) from jsonb_array_elements(s.descriptors) d
+                   where d ->> 'name' = ${operation}), '[]'::jsonb) as descriptors,
+        coalesce((select jsonb_agg(o) from jsonb_array_elements(s.operations) o
+                   where o ->> 'name' = ${operation}), '[]'::jsonb) as operations
+      from openapi_app_snapshots s
+      where s.environment_id = ${environmentId} and s.app_id = ${id}
+        and s.version = any(${missing}::int[])`;
+    for (const row of rows) {
+      remember(keyOf(row), {
+        descriptors: row.descriptors,
+        operations: row.operations,
+        import: row.import,
+      });
+    }
+  }
+  const snapshots = heads.flatMap((head): OpenApiAppSnapshot[] => {
+    const { fetchedKey, ...rest } = head;
+    const parts = narrowed.get(keyOf({ version: head.version, fetchedKey }));
+    return parts ? [{ ...rest, ...parts }] : [];
+  });
+  const accepted = snapshots.find((row) => row.version === app.acceptedVersion) ?? null;
+  const latest = snapshots.reduce<OpenApiAppSnapshot | null>(
     (newest, row) => (newest && newest.version >= row.version ? newest : row),
     null,
   );

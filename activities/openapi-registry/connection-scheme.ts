@@ -23,7 +23,7 @@ type Secured = Pick<OperationDescriptor, 'security'>;
  */
 export interface SchemeSource {
   descriptors: readonly Secured[];
-  import: Pick<ImportSummary, 'auth'>;
+  import: Pick<ImportSummary, 'auth' | 'schemeUse'>;
 }
 
 export type OpenApiConnection =
@@ -87,8 +87,18 @@ function connectionBy(name: string, scheme: AuthScheme | undefined): OpenApiConn
   }
 }
 
-/** The supported schemes by how many accepted operations each alone serves, most first. */
+/**
+ * The supported schemes by how many operations of the snapshot each alone serves, most first. Kept
+ * with the snapshot when it is imported (`import.schemeUse`), so a standing narrowed to one
+ * operation (what a call reads) chooses as the whole snapshot does.
+ */
 export function schemeRanking(snapshot: SchemeSource): { name: string; operations: number }[] {
+  if (snapshot.import.schemeUse) return snapshot.import.schemeUse;
+  return rankSchemes(snapshot);
+}
+
+/** `schemeRanking` counted from the snapshot's operations. */
+export function rankSchemes(snapshot: SchemeSource): { name: string; operations: number }[] {
   const counts = new Map<string, number>();
   for (const descriptor of snapshot.descriptors) {
     if (needsNoCredential(descriptor)) continue;

@@ -41,7 +41,7 @@ import { recordRegistryEvent, type RegistryActor } from '../mcp-apps/registry-au
 import { serverUrlProblem } from '../mcp-apps/server-url.js';
 import { DocumentFetchError, fetchDocument } from './document-fetch.js';
 import { operationGradeOf } from './operation-standing.js';
-import { connectionOf, type OpenApiConnection } from './connection-scheme.js';
+import { connectionOf, rankSchemes, type OpenApiConnection } from './connection-scheme.js';
 import { declareConnection, withdrawConnection } from './connection-declaration.js';
 
 export interface OpenApiRegistryDeps {
@@ -184,6 +184,7 @@ async function imported(
         skipped: result.skipped,
         collisions: result.collisions,
         auth: result.auth,
+        schemeUse: rankSchemes({ descriptors: result.operations, import: { auth: result.auth } }),
         unmatched: result.unmatched,
       },
       documentUrl,
