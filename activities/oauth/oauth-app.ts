@@ -147,17 +147,11 @@ export function configurationFor(
       : app.endpoints;
   const configuration = oauthConfiguration(app, endpoints, credentials);
   if (app.guarded) {
-    const guarded = mcpServerFetch({
+    // No redirect is followed: openid-client asks for none, and this connection makes none.
+    configuration[oauth.customFetch] = mcpServerFetch({
       allowPrivate: config.mcpApps.allowPrivate,
       maxResponseBytes: MAX_TOKEN_ANSWER_BYTES,
     });
-    configuration[oauth.customFetch] = (url, init) =>
-      guarded(url, {
-        method: init.method,
-        headers: init.headers,
-        body: init.body as string | URLSearchParams | undefined,
-        ...(init.signal ? { signal: init.signal } : {}),
-      });
   }
   return configuration;
 }

@@ -136,9 +136,10 @@ describe('an OpenAPI app connected through its document’s OAuth flow', () => {
   it('needs an auth config, which only an app connected through OAuth takes', async () => {
     const early = await createLink(stack, { user: 'u_early', app: APP });
     expect(early.status).toBe(409);
-    expect(((await early.json()) as { error: { code: string } }).error.code).toBe(
-      'auth_config_required',
-    );
+    const { error } = (await early.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('auth_config_required');
+    // The redirect URI to register at the app is named: the app has no GET /v1/apps/<id>.
+    expect(error.message).toContain(`${stack.config.api.publicUrl}/connect/callback`);
 
     // An OpenAPI app whose operations need nothing takes no OAuth client.
     const open = await api('POST', '/v1/openapi-apps', {
