@@ -281,6 +281,22 @@ describe('an OpenAPI app connected through its document’s OAuth flow', () => {
     expect([refused.status, errorOf(refused).code]).toEqual([409, 'connection_required']);
   });
 
+  it('revokes its users’ connections and disables its auth config when the app is deleted', async () => {
+    const link = await createLink(stack, { user: 'u_dave', app: APP });
+    await connectInBrowser(((await link.json()) as { url: string }).url, 'dave');
+    expect(await connectionsOf('u_dave')).toMatchObject([{ status: 'active' }]);
+
+    expect((await api('DELETE', `/v1/openapi-apps/${APP}`)).status).toBe(200);
+    // An app registered later under this id may be another service: nothing of these reaches it.
+    expect(await connectionsOf('u_dave')).toMatchObject([
+      { status: 'revoked', sealedAccess: null, sealedRefresh: null },
+    ]);
+    const configs = await api('GET', '/v1/auth-configs');
+    expect(configs.body.data).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: authConfigId, status: 'disabled' })]),
+    );
+  });
+
   it('refuses an authorization server at a private address unless MCP_APPS_ALLOW_PRIVATE', async () => {
     const registered = await api('POST', '/v1/openapi-apps', {
       id: 'inward',
