@@ -562,29 +562,29 @@ export interface paths {
     };
     /**
      * GET on the app's own API as the user (scope read)
-     * @description Sends `GET` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `read` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
+     * @description Sends `GET` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `read` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. For an app imported from an OpenAPI document, a request that is one of its operations (method and path template) is graded at least as strictly as the operation, bounded by the rules naming it, and refused while the operation is not callable by pinning. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
      */
     get: operations['proxy_get'];
     /**
      * PUT on the app's own API as the user (scope write)
-     * @description Sends `PUT` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
+     * @description Sends `PUT` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. For an app imported from an OpenAPI document, a request that is one of its operations (method and path template) is graded at least as strictly as the operation, bounded by the rules naming it, and refused while the operation is not callable by pinning. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
      */
     put: operations['proxy_put'];
     /**
      * POST on the app's own API as the user (scope write)
-     * @description Sends `POST` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
+     * @description Sends `POST` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. For an app imported from an OpenAPI document, a request that is one of its operations (method and path template) is graded at least as strictly as the operation, bounded by the rules naming it, and refused while the operation is not callable by pinning. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
      */
     post: operations['proxy_post'];
     /**
      * DELETE on the app's own API as the user (scope destructive)
-     * @description Sends `DELETE` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `destructive` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
+     * @description Sends `DELETE` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `destructive` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. For an app imported from an OpenAPI document, a request that is one of its operations (method and path template) is graded at least as strictly as the operation, bounded by the rules naming it, and refused while the operation is not callable by pinning. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
      */
     delete: operations['proxy_delete'];
     options?: never;
     head?: never;
     /**
      * PATCH on the app's own API as the user (scope write)
-     * @description Sends `PATCH` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
+     * @description Sends `PATCH` to the app's own API at `{path}` (in the one form policy judges, with the query unchanged), with the credentials of the user named in `Service-User`. It is governed as a `write` call of the action `<app>.proxy`: allowed, held for approval (403 `approval_required`; send the same request again once approved) or denied. For an app imported from an OpenAPI document, a request that is one of its operations (method and path template) is graded at least as strictly as the operation, bounded by the rules naming it, and refused while the operation is not callable by pinning. The app's answer comes back as it is (status, headers and body), except 400, 429, 502, 503 and 504, which become the `upstream_*` errors.
      */
     patch: operations['proxy_patch'];
     trace?: never;

@@ -2005,6 +2005,14 @@ export interface components {
         [key: string]: 'read' | 'write' | 'destructive';
       };
       trust_document_grades: boolean;
+      /** @description The security scheme users connect with, as the operator chose it (null: chosen from the operations) */
+      auth_scheme: string | null;
+      /** @description How the app's users connect, as of the accepted snapshot: `credential` (an API key, bearer token or basic credential entered on the hosted connect page), `oauth2` (the document's authorization-code flow), `none` (no operation needs a credential), or `unservable` (the chosen scheme cannot be served) */
+      connection: {
+        /** @enum {string} */
+        kind: 'none' | 'credential' | 'oauth2' | 'unservable';
+        scheme: string | null;
+      };
       /** @description What the newest snapshot was imported from */
       document: {
         specification: string;
@@ -2107,6 +2115,8 @@ export interface components {
       };
       /** @description Trust the document's own `x-gatehouse-scope` grades: the first snapshot is accepted by the registration even where they grade an operation. Absent or false: such a snapshot waits for an operator to review each grade and where it came from, then accept it. */
       trust_document_grades?: boolean;
+      /** @description The name of the document's security scheme (under `components.securitySchemes`) that the app's users connect with: an OAuth 2.0 authorization-code flow, an API key, or HTTP bearer or basic. Null or absent: the supported scheme that alone serves the most operations. An operation that needs another scheme is not callable. */
+      auth_scheme?: string | null;
     };
     list_openapi_apps_output: components['schemas']['openapi_app'][];
     openapi_app: {
@@ -2122,6 +2132,14 @@ export interface components {
         [key: string]: 'read' | 'write' | 'destructive';
       };
       trust_document_grades: boolean;
+      /** @description The security scheme users connect with, as the operator chose it (null: chosen from the operations) */
+      auth_scheme: string | null;
+      /** @description How the app's users connect, as of the accepted snapshot: `credential` (an API key, bearer token or basic credential entered on the hosted connect page), `oauth2` (the document's authorization-code flow), `none` (no operation needs a credential), or `unservable` (the chosen scheme cannot be served) */
+      connection: {
+        /** @enum {string} */
+        kind: 'none' | 'credential' | 'oauth2' | 'unservable';
+        scheme: string | null;
+      };
       /** @description What the newest snapshot was imported from */
       document: {
         specification: string;
@@ -2215,6 +2233,14 @@ export interface components {
         [key: string]: 'read' | 'write' | 'destructive';
       };
       trust_document_grades: boolean;
+      /** @description The security scheme users connect with, as the operator chose it (null: chosen from the operations) */
+      auth_scheme: string | null;
+      /** @description How the app's users connect, as of the accepted snapshot: `credential` (an API key, bearer token or basic credential entered on the hosted connect page), `oauth2` (the document's authorization-code flow), `none` (no operation needs a credential), or `unservable` (the chosen scheme cannot be served) */
+      connection: {
+        /** @enum {string} */
+        kind: 'none' | 'credential' | 'oauth2' | 'unservable';
+        scheme: string | null;
+      };
       /** @description What the newest snapshot was imported from */
       document: {
         specification: string;
@@ -2308,6 +2334,14 @@ export interface components {
         [key: string]: 'read' | 'write' | 'destructive';
       };
       trust_document_grades: boolean;
+      /** @description The security scheme users connect with, as the operator chose it (null: chosen from the operations) */
+      auth_scheme: string | null;
+      /** @description How the app's users connect, as of the accepted snapshot: `credential` (an API key, bearer token or basic credential entered on the hosted connect page), `oauth2` (the document's authorization-code flow), `none` (no operation needs a credential), or `unservable` (the chosen scheme cannot be served) */
+      connection: {
+        /** @enum {string} */
+        kind: 'none' | 'credential' | 'oauth2' | 'unservable';
+        scheme: string | null;
+      };
       /** @description What the newest snapshot was imported from */
       document: {
         specification: string;
@@ -2399,6 +2433,8 @@ export interface components {
       grade_overrides?: {
         [key: string]: 'read' | 'write' | 'destructive';
       };
+      /** @description The name of the document's security scheme (under `components.securitySchemes`) that the app's users connect with: an OAuth 2.0 authorization-code flow, an API key, or HTTP bearer or basic. Null or absent: the supported scheme that alone serves the most operations. An operation that needs another scheme is not callable. */
+      auth_scheme?: string | null;
     };
     refresh_openapi_app_output: {
       app: string;
@@ -2413,6 +2449,14 @@ export interface components {
         [key: string]: 'read' | 'write' | 'destructive';
       };
       trust_document_grades: boolean;
+      /** @description The security scheme users connect with, as the operator chose it (null: chosen from the operations) */
+      auth_scheme: string | null;
+      /** @description How the app's users connect, as of the accepted snapshot: `credential` (an API key, bearer token or basic credential entered on the hosted connect page), `oauth2` (the document's authorization-code flow), `none` (no operation needs a credential), or `unservable` (the chosen scheme cannot be served) */
+      connection: {
+        /** @enum {string} */
+        kind: 'none' | 'credential' | 'oauth2' | 'unservable';
+        scheme: string | null;
+      };
       /** @description What the newest snapshot was imported from */
       document: {
         specification: string;
@@ -2515,6 +2559,14 @@ export interface components {
         [key: string]: 'read' | 'write' | 'destructive';
       };
       trust_document_grades: boolean;
+      /** @description The security scheme users connect with, as the operator chose it (null: chosen from the operations) */
+      auth_scheme: string | null;
+      /** @description How the app's users connect, as of the accepted snapshot: `credential` (an API key, bearer token or basic credential entered on the hosted connect page), `oauth2` (the document's authorization-code flow), `none` (no operation needs a credential), or `unservable` (the chosen scheme cannot be served) */
+      connection: {
+        /** @enum {string} */
+        kind: 'none' | 'credential' | 'oauth2' | 'unservable';
+        scheme: string | null;
+      };
       /** @description What the newest snapshot was imported from */
       document: {
         specification: string;
