@@ -12,6 +12,7 @@ import { callHeaders, callRequestFor } from '../calls/call-context.js';
 import { refusable, type RefusedCall } from '../calls/refusals.js';
 import { newConnectLink } from '../connect/links.js';
 import { assertMcpAppConnectable } from '../connect/mcp-link-readiness.js';
+import { assertAppConnectable } from '../connect/new-connect-link.js';
 import { ApiError, NotFoundError } from '../errors.js';
 import { checkAccess } from '../http/authorize.js';
 import { parse } from '../http/validate.js';
@@ -277,6 +278,25 @@ async function mcpConnectProblem(
   }
 }
 
+/**
+ * Why an OpenAPI app cannot be connected now (its OAuth flow has no client yet, its token URL is
+ * refused), or null: checked as `POST /v1/connect/links` checks it.
+ */
+async function openApiConnectProblem(ctx: ToolCallContext, app: string): Promise<string | null> {
+  const { caller } = ctx.principal;
+  try {
+    await assertAppConnectable(
+      ctx.deps,
+      { id: caller.environmentId, name: caller.environmentName },
+      app,
+    );
+    return null;
+  } catch (error) {
+    if (error instanceof ApiError) return error.message;
+    throw error;
+  }
+}
+
 /** No connection: a hosted connect link, made as `POST /v1/connect/links` makes one. */
 async function connectResult(
   ctx: ToolCallContext,
@@ -292,14 +312,17 @@ async function connectResult(
   const client = app
     ? await chooseClientForNewConnection(sql, config, caller.environmentId, app.id)
     : null;
-  // A remote MCP app is connected through its authorization server: checked as
-  // POST /v1/connect/links checks it, so the person is never sent to a page that cannot work.
+  // A remote MCP app is connected through its authorization server, an OpenAPI app as its
+  // document says: each checked as POST /v1/connect/links checks it, so the person is never sent
+  // to a page that cannot work.
   const notConnectable =
     action.kind === 'catalog'
       ? client
         ? null
         : 'no OAuth client is configured for it'
-      : await mcpConnectProblem(ctx, caller.environmentId, action.app);
+      : action.kind === 'openapi'
+        ? await openApiConnectProblem(ctx, action.app)
+        : await mcpConnectProblem(ctx, caller.environmentId, action.app);
   if (notConnectable !== null) {
     const message = `${base} ${appName} cannot be connected in this environment yet (${notConnectable}).`;
     return toolResult(

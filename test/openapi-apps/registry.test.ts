@@ -472,6 +472,18 @@ describe('users connected with an API key', () => {
     const before = received.length;
     const unconnected = await stack.run(`${app}.get_secrets`, { user: 'u_key', input: {} });
     expect(errorOf(unconnected).code).toBe('connection_required');
+    // Through Gatehouse's MCP server, the agent gets a connect link for the user.
+    const session = await mintSession(stack, { user: 'u_key', apps: [app] });
+    const mcp = await connectMcp(session.address);
+    try {
+      const result = await mcp.call(`${app}__get_secrets`, {});
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({
+        error: { code: 'connection_required', connect_url: expect.stringContaining('/connect/') },
+      });
+    } finally {
+      await mcp.close();
+    }
     expect(received.length).toBe(before);
 
     const key = `pk_live_${randomBytes(18).toString('base64url')}`;
