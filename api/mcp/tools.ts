@@ -110,10 +110,17 @@ async function environmentActions(
       // A server that asks for no authorization serves every user: nothing to connect.
       .map((action) => ({ action, needsConnection: standing.app.auth === 'oauth' })),
   );
-  // An OpenAPI app's callable operations need no credential (operation-standing.ts): nothing to
-  // connect. Names are in the action-name shape, which every MCP client takes.
+  // An OpenAPI operation needs the user's connection when it needs a credential
+  // (operation-standing.ts); one that takes it only if given is callable unconnected. Names are
+  // in the action-name shape, which every MCP client takes.
   const imported = openApi.flatMap((standing) =>
-    callableOperationActions(standing).map((action) => ({ action, needsConnection: false })),
+    callableOperationActions(standing).map((action) => ({
+      action,
+      needsConnection:
+        action.kind === 'openapi' &&
+        action.callable.callable &&
+        action.callable.credential === 'required',
+    })),
   );
   return [...catalog, ...remote, ...imported];
 }

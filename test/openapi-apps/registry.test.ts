@@ -476,6 +476,10 @@ describe('users connected with an API key', () => {
     const session = await mintSession(stack, { user: 'u_key', apps: [app] });
     const mcp = await connectMcp(session.address);
     try {
+      // Listed once the user is connected, as a catalog app's tools are.
+      const listed = (await mcp.listAll()).tools.map((tool) => tool.name);
+      expect(listed).toContain(`${app}__list_pets`);
+      expect(listed).not.toContain(`${app}__get_secrets`);
       const result = await mcp.call(`${app}__get_secrets`, {});
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({
@@ -488,6 +492,13 @@ describe('users connected with an API key', () => {
 
     const key = `pk_live_${randomBytes(18).toString('base64url')}`;
     expect(await connectWith('u_key', key)).not.toBe('');
+    const connected = await connectMcp(session.address);
+    try {
+      const listed = (await connected.listAll()).tools.map((tool) => tool.name);
+      expect(listed).toContain(`${app}__get_secrets`);
+    } finally {
+      await connected.close();
+    }
     const run = await stack.run(`${app}.get_secrets`, { user: 'u_key', input: {} });
     expect(run.body).toMatchObject({ ok: true, data: { method: 'GET', url: '/secrets' } });
     expect(received.at(-1)?.headers['x-api-key']).toBe(key);
