@@ -121,7 +121,7 @@ export const RESOURCE_TAGS: readonly ResourceTag[] = [
     name: 'OpenAPI apps',
     paths: ['/v1/openapi-apps'],
     description:
-      "REST APIs imported from their OpenAPI documents as apps of the environment. Each operation becomes an action `<app>.<operation>`, graded by the operator's override, else the document's `x-gatehouse-scope`, else its method (GET read; POST, PUT, PATCH write; DELETE destructive), and governed like every action. Operations are pinned: one the document adds or changes after the snapshot an operator accepted is refused with `denied_by_policy` until an operator accepts a snapshot that has it. Operations that need a credential are refused until users can connect such an app. Reading needs `apps:read`; changing needs `apps:manage`.",
+      "REST APIs imported from their OpenAPI documents as apps of the environment. Each operation becomes an action `<app>.<operation>`, graded by the operator's override, else the document's `x-gatehouse-scope`, else its method (GET read; POST, PUT, PATCH write; DELETE destructive), and governed like every action. Operations are pinned: one the document adds or changes after the snapshot an operator accepted is refused with `denied_by_policy` until an operator accepts a snapshot that has it. An operation that needs a credential runs with the user's connection to the app, made through a connect link: an API key, bearer token or basic credential typed on the hosted page, or the document's OAuth 2.0 authorization-code flow with an auth config. Reading needs `apps:read`; changing needs `apps:manage`.",
   },
   {
     name: 'Auth configs',
