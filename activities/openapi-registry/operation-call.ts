@@ -2,43 +2,23 @@
  * The upstream step of a call to an operation of an OpenAPI app: the request is built only by
  * the importer's buildRequest from the accepted snapshot's descriptor (method and path template
  * from the document, each value in its own place, nothing undeclared), sent to the app's pinned
- * base URL through the same guarded connection as a remote MCP server's (the address connected
- * to is checked, unless MCP_APPS_ALLOW_PRIVATE; no redirect followed), within
- * UPSTREAM_TIMEOUT_MS, and its answer read up to BODY_LIMIT_BYTES, as every call's is.
- *
- * Credentials: `credential` is the user's connection (operation-credential.ts), set on the
- * request just before it is sent, as callUpstreamActivity adds a catalog app's OAuth token. An
- * OAuth token the app refuses (401) is refreshed and the request sent once more, as for catalog
- * apps (a 401 means the app did not act); an entered credential refused is marked expired.
- *
- * A write is sent in one attempt only. The call workflow runs a write to an app outside the
- * catalog with several attempts (for remote MCP tasks, resumed after a lost worker); an OpenAPI
- * request keeps nothing to resume, so a later attempt sends nothing and answers as a write that
- * may have happened, which is what a lost worker's write is.
+ * base URL with the user's credential where the operation takes it, and its answer parsed as
+ * every action's is. The exchange itself (guarded connection, time and size limits, the credential
+ * and its one refresh, writes sent once) is app-exchange.ts, shared with the proxy.
  */
 import { ApplicationFailure, type Context } from '@temporalio/activity';
 import type { Sql } from '../../infra/database/client.js';
 import { MAX_ANSWER_DEPTH, textNestsDeeperThan } from '../../infra/json-nesting.js';
-import {
-  UPSTREAM_TIMEOUT,
-  UPSTREAM_UNREACHABLE,
-  type UpstreamBody,
-  type UpstreamFailureDetails,
-  type UpstreamOutcome,
-} from '../../workflows/call-types.js';
+import type { UpstreamBody, UpstreamOutcome } from '../../workflows/call-types.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
 import { findOpenApiOperationStanding } from '../db/openapi-apps.js';
-import { NonPublicAddressError } from '../webhooks/endpoint-address.js';
-import { mcpServerFetch, ResponseTooLargeError } from '../mcp-apps/server-fetch.js';
 import { buildRequest, RequestBuildError, type OpenApiRequest } from '../openapi-apps/index.js';
-import type { RequestCredential } from './operation-credential.js';
+import { exchangeWithApp, refuseResentWrite, type ExchangeDeps } from './app-exchange.js';
 import { connectionOf } from './connection-scheme.js';
+import type { RequestCredential } from './operation-credential.js';
 
-export interface OperationCallDeps {
+export interface OperationCallDeps extends ExchangeDeps {
   sql: Sql;
-  timeoutMs: number;
-  limitBytes: number;
-  allowPrivate: boolean;
   /**
    * The user's connection, when the call sends its credential (the preparation settled it), as
    * the app's users now connect; absent: sent without one.
@@ -52,18 +32,6 @@ export interface OperationCall {
   action: string;
   scope: CallScope;
   input: unknown;
-}
-
-/** Errors that prove the request never left this machine. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-function failure(type: string, message: string, sent: boolean, retryable: boolean) {
-  return ApplicationFailure.create({
-    type,
-    message,
-    nonRetryable: !retryable,
-    details: [{ sent } satisfies UpstreamFailureDetails],
-  });
 }
 
 function parsedBody(bytes: Buffer): UpstreamBody {
@@ -97,14 +65,7 @@ export async function operationOutcome(
     );
   }
   const write = call.scope !== 'read';
-  if (write && context && !context.info.isLocal && context.info.attempt > 1) {
-    throw failure(
-      UPSTREAM_TIMEOUT,
-      'the attempt that sent this write was lost; it is never sent again',
-      true,
-      false,
-    );
-  }
+  refuseResentWrite(write, context);
   let request: OpenApiRequest;
   try {
     request = buildRequest(descriptor, call.input);
@@ -121,96 +82,34 @@ export async function operationOutcome(
       ? await deps.credential(connection.kind)
       : undefined;
   const url = new URL(`${standing.app.baseUrl}${request.path}`);
-  const baseHeaders = new Headers(request.headers ?? {});
-  baseHeaders.set('accept', 'application/json');
+  const headers = new Headers(request.headers ?? {});
+  headers.set('accept', 'application/json');
   let body: string | undefined;
   if (request.body !== undefined) {
     body = JSON.stringify(request.body);
-    if (!baseHeaders.has('content-type')) baseHeaders.set('content-type', 'application/json');
+    if (!headers.has('content-type')) headers.set('content-type', 'application/json');
   }
-
-  const beat =
-    context && !context.info.isLocal
-      ? setInterval(() => {
-          context.heartbeat();
-        }, 1_000)
-      : undefined;
-  const signal = AbortSignal.any([
-    AbortSignal.timeout(deps.timeoutMs),
-    ...(context ? [context.cancellationSignal] : []),
-  ]);
-  const fetcher = mcpServerFetch({
-    allowPrivate: deps.allowPrivate,
-    maxResponseBytes: deps.limitBytes,
-  });
-  /** One request with the credential as it is now (`force`: refreshed first). */
-  const send = async (force: boolean): Promise<Response | UpstreamOutcome> => {
-    const headers = new Headers(baseHeaders);
-    const query = new URLSearchParams();
-    for (const [key, value] of request.queryPairs) query.append(key, value);
-    const applied = await credential?.apply(headers, query, force);
-    if (applied && !applied.ok) return { kind: 'connection', status: applied.status };
-    const target = new URL(url.href);
-    target.search = query.toString();
-    try {
-      return await fetcher(target.href, {
-        method: request.method,
-        headers: Object.fromEntries(headers),
-        ...(body === undefined ? {} : { body }),
-        signal,
-      });
-    } catch (error) {
-      if (signal.aborted) {
-        throw failure(
-          UPSTREAM_TIMEOUT,
-          `the app did not answer within ${String(deps.timeoutMs)} ms`,
-          true,
-          false,
-        );
-      }
-      const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-      const code = typeof cause?.code === 'string' ? cause.code : undefined;
-      const sent = !NOT_SENT.has(code ?? '') && !(cause instanceof NonPublicAddressError);
-      throw failure(
-        UPSTREAM_UNREACHABLE,
-        `the app could not be reached (${code ?? (typeof cause?.message === 'string' ? cause.message : 'network error')})`,
-        sent,
-        !write,
-      );
-    }
+  const answer = await exchangeWithApp(
+    deps,
+    {
+      method: request.method,
+      headers,
+      query: new URLSearchParams(request.queryPairs),
+      ...(body === undefined ? {} : { body }),
+      target: (query) => {
+        const target = new URL(url.href);
+        target.search = query.toString();
+        return target.href;
+      },
+    },
+    credential,
+    { write, context },
+  );
+  if (!('bytes' in answer)) return answer;
+  return {
+    kind: 'response',
+    status: answer.status,
+    headers: answer.headers,
+    body: parsedBody(answer.bytes),
   };
-  try {
-    let sent = await send(false);
-    if (sent instanceof Response && sent.status === 401 && credential?.refreshable) {
-      // The app refused the token and so did not act: one more request, with a fresh one.
-      await sent.body?.cancel().catch(() => undefined);
-      sent = await send(true);
-    }
-    if (!(sent instanceof Response)) return sent;
-    const response = sent;
-    await credential?.answered(response.status);
-    const status = response.status;
-    const answerHeaders = Object.fromEntries(response.headers);
-    let bytes: Buffer;
-    try {
-      bytes = Buffer.from(await response.arrayBuffer());
-    } catch (error) {
-      const cause = (error as { cause?: unknown }).cause;
-      if (error instanceof ResponseTooLargeError || cause instanceof ResponseTooLargeError) {
-        return { kind: 'too_large', status, limitBytes: deps.limitBytes };
-      }
-      if (signal.aborted) {
-        throw failure(
-          UPSTREAM_TIMEOUT,
-          `the app did not answer within ${String(deps.timeoutMs)} ms`,
-          true,
-          false,
-        );
-      }
-      throw failure(UPSTREAM_UNREACHABLE, "the app's answer was cut off", true, !write);
-    }
-    return { kind: 'response', status, headers: answerHeaders, body: parsedBody(bytes) };
-  } finally {
-    clearInterval(beat);
-  }
 }

@@ -2,28 +2,18 @@
  * The upstream step of a proxy call to an OpenAPI app (`/v1/proxy/{app}/{path}`): the caller's
  * method, canonical path, query, forwarded headers and body, sent to the app's pinned base URL
  * as the catalog proxy sends them to a catalog app, and the app's answer given back as it is
- * (raw body), as the catalog proxy gives it. The connection is the one OpenAPI operations use
- * (operation-call.ts): the address connected to is checked unless MCP_APPS_ALLOW_PRIVATE, no
- * redirect is followed, the wait is UPSTREAM_TIMEOUT_MS, the answer is cut at BODY_LIMIT_BYTES.
+ * (raw body), as the catalog proxy gives it. The exchange is the one OpenAPI operations use
+ * (app-exchange.ts: guarded connection, time and size limits, the credential and its one refresh,
+ * writes sent once).
  *
- * The user's credential goes on as for an operation (`credential`, the same hook): the proxy
- * knows no operation's security, so it is sent whenever the preparation settled a connection,
- * which it does as the catalog proxy does, for every request to an app its users connect to.
- *
- * A write is sent in one attempt only, as an operation's is: a later attempt (the workflow gives
- * writes to apps outside the catalog several, for remote MCP tasks) sends nothing and answers as
- * a write that may have happened.
+ * The user's credential goes on as for an operation (`credential`, the same hook) whenever the
+ * preparation settled a connection (proxy-operations.ts says when: as strictly as the matched
+ * operations need it).
  */
-import { ApplicationFailure, type Context } from '@temporalio/activity';
-import {
-  UPSTREAM_TIMEOUT,
-  UPSTREAM_UNREACHABLE,
-  type UpstreamFailureDetails,
-  type UpstreamOutcome,
-} from '../../workflows/call-types.js';
+import type { Context } from '@temporalio/activity';
+import type { UpstreamOutcome } from '../../workflows/call-types.js';
 import type { CallScope } from '../../workflows/catalog/index.js';
-import { NonPublicAddressError } from '../webhooks/endpoint-address.js';
-import { mcpServerFetch, ResponseTooLargeError } from '../mcp-apps/server-fetch.js';
+import { exchangeWithApp, refuseResentWrite } from './app-exchange.js';
 import type { OperationCallDeps } from './operation-call.js';
 import { findOpenApiProxyConnection } from './proxy-operations.js';
 
@@ -39,18 +29,6 @@ export interface OpenApiProxyCall {
   query: string;
   headers: Record<string, string>;
   bodyBase64: string | null;
-}
-
-/** Errors that prove the request never left this machine. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-function failure(type: string, message: string, sent: boolean, retryable: boolean) {
-  return ApplicationFailure.create({
-    type,
-    message,
-    nonRetryable: !retryable,
-    details: [{ sent } satisfies UpstreamFailureDetails],
-  });
 }
 
 /** The name of one `name=value` pair of a query, form-decoded as URLSearchParams reads it. */
@@ -91,102 +69,36 @@ export async function proxyOutcome(
   const found = await findOpenApiProxyConnection(deps.sql, call.environmentId, call.app);
   if (!found) return null;
   const write = call.scope !== 'read';
-  if (write && context && !context.info.isLocal && context.info.attempt > 1) {
-    throw failure(
-      UPSTREAM_TIMEOUT,
-      'the attempt that sent this write was lost; it is never sent again',
-      true,
-      false,
-    );
-  }
+  refuseResentWrite(write, context);
   const { connection } = found;
   const credential =
     deps.credential && (connection.kind === 'credential' || connection.kind === 'oauth2')
       ? await deps.credential(connection.kind)
       : undefined;
   const base = `${found.baseUrl}/${call.path}`;
-  const body =
-    call.bodyBase64 === null ? undefined : new Uint8Array(Buffer.from(call.bodyBase64, 'base64'));
-
-  const beat =
-    context && !context.info.isLocal
-      ? setInterval(() => {
-          context.heartbeat();
-        }, 1_000)
-      : undefined;
-  const signal = AbortSignal.any([
-    AbortSignal.timeout(deps.timeoutMs),
-    ...(context ? [context.cancellationSignal] : []),
-  ]);
-  const fetcher = mcpServerFetch({
-    allowPrivate: deps.allowPrivate,
-    maxResponseBytes: deps.limitBytes,
-  });
-  const timedOut = () =>
-    failure(
-      UPSTREAM_TIMEOUT,
-      `the app did not answer within ${String(deps.timeoutMs)} ms`,
-      true,
-      false,
-    );
-  /** One request with the credential as it is now (`force`: refreshed first). */
-  const send = async (force: boolean): Promise<Response | UpstreamOutcome> => {
-    const headers = new Headers(call.headers);
-    const before = new URLSearchParams(call.query);
-    const query = new URLSearchParams(call.query);
-    const applied = await credential?.apply(headers, query, force);
-    if (applied && !applied.ok) return { kind: 'connection', status: applied.status };
-    const search = queryWith(call.query, query, before);
-    try {
-      return await fetcher(search === '' ? base : `${base}?${search}`, {
-        method: call.method,
-        headers: Object.fromEntries(headers),
-        ...(body === undefined ? {} : { body }),
-        signal,
-      });
-    } catch (error) {
-      if (signal.aborted) throw timedOut();
-      const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-      const code = typeof cause?.code === 'string' ? cause.code : undefined;
-      const sent = !NOT_SENT.has(code ?? '') && !(cause instanceof NonPublicAddressError);
-      throw failure(
-        UPSTREAM_UNREACHABLE,
-        `the app could not be reached (${code ?? (typeof cause?.message === 'string' ? cause.message : 'network error')})`,
-        sent,
-        !write,
-      );
-    }
+  const before = new URLSearchParams(call.query);
+  const answer = await exchangeWithApp(
+    deps,
+    {
+      method: call.method,
+      headers: new Headers(call.headers),
+      query: before,
+      ...(call.bodyBase64 === null
+        ? {}
+        : { body: new Uint8Array(Buffer.from(call.bodyBase64, 'base64')) }),
+      target: (query) => {
+        const search = queryWith(call.query, query, before);
+        return search === '' ? base : `${base}?${search}`;
+      },
+    },
+    credential,
+    { write, context },
+  );
+  if (!('bytes' in answer)) return answer;
+  return {
+    kind: 'response',
+    status: answer.status,
+    headers: answer.headers,
+    body: { kind: 'raw', base64: answer.bytes.toString('base64') },
   };
-  try {
-    let sent = await send(false);
-    if (sent instanceof Response && sent.status === 401 && credential?.refreshable) {
-      // The app refused the token and so did not act: one more request, with a fresh one.
-      await sent.body?.cancel().catch(() => undefined);
-      sent = await send(true);
-    }
-    if (!(sent instanceof Response)) return sent;
-    const response = sent;
-    await credential?.answered(response.status);
-    const { status } = response;
-    const headers = Object.fromEntries(response.headers);
-    let bytes: Buffer;
-    try {
-      bytes = Buffer.from(await response.arrayBuffer());
-    } catch (error) {
-      const cause = (error as { cause?: unknown }).cause;
-      if (error instanceof ResponseTooLargeError || cause instanceof ResponseTooLargeError) {
-        return { kind: 'too_large', status, limitBytes: deps.limitBytes };
-      }
-      if (signal.aborted) throw timedOut();
-      throw failure(UPSTREAM_UNREACHABLE, "the app's answer was cut off", true, !write);
-    }
-    return {
-      kind: 'response',
-      status,
-      headers,
-      body: { kind: 'raw', base64: bytes.toString('base64') },
-    };
-  } finally {
-    clearInterval(beat);
-  }
 }
