@@ -4,6 +4,7 @@ import { html, type Html } from '../../connect/pages/html.js';
 import type { ResolvedBranding } from '../../connect/pages/theme.js';
 import type { OpenApiAppView } from '../../presenters/openapi-apps.js';
 import { renderConsolePage, type Viewer } from '../pages/layout.js';
+import { renderSnapshotAccept } from '../apps/snapshot-accept.js';
 import { renderOperationReview } from './operation-review.js';
 import type { OpenApiSnapshotReview } from './snapshot-review.js';
 
@@ -130,24 +131,14 @@ function renderReview(page: OpenApiAppPage, review: OpenApiSnapshotReview): Html
         >).
       </div>`
     }
-    ${
-      page.mayAccept
-        ? html`<form
-            method="post"
-            action="${viewer.base}/apps/${page.app.app}/accept"
-            class="panel"
-          >
-            <input type="hidden" name="csrf" value="${viewer.formToken}" />
-            <input type="hidden" name="version" value="${String(review.version)}" />
-            <p>
-              Accepting snapshot v${String(review.version)} makes agents call these operations as it
-              defines them, at the grades shown on its side. An import made after this page was
-              drawn is not accepted with it.
-            </p>
-            <button type="submit">Accept snapshot v${String(review.version)}</button>
-          </form>`
-        : html`<p class="muted">An operator accepts snapshots; your roles let you review them.</p>`
-    }
+    ${renderSnapshotAccept({
+      viewer,
+      appId: page.app.app,
+      version: review.version,
+      mayAccept: page.mayAccept,
+      what: 'operations',
+      newer: 'An import',
+    })}
   </section>`;
 }
 
