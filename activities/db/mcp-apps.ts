@@ -175,6 +175,12 @@ export async function insertMcpApp(
   accept: boolean,
 ): Promise<McpAppStanding | null> {
   const accepted = tools !== null && accept;
+  // Serializes registrations of one id across both registries of the environment (the OpenAPI
+  // registry takes the same lock): an id an OpenAPI app took meanwhile is refused here.
+  await tx`select pg_advisory_xact_lock(hashtext(${`app-id:${input.environmentId}:${input.id}`}))`;
+  const [openapi]: [{ one: number }?] = await tx`
+    select 1 as one from openapi_apps where environment_id = ${input.environmentId} and id = ${input.id}`;
+  if (openapi) return null;
   const [created]: [McpApp?] = await tx`
       insert into mcp_apps (environment_id, id, name, server_url, auth, tool_allowlist,
         grade_overrides, accepted_version, tools_checked_at, protocol_version, updated_by)

@@ -12,6 +12,7 @@ import {
   registerOpenApiApp,
 } from '../../activities/openapi-registry/registry.js';
 import { findSnapshotEvents } from './registry-support.js';
+import { insertMcpApp } from '../../activities/db/mcp-apps.js';
 import { enterCredential } from '../support/credential-form.js';
 import { connectMcp, mintSession } from '../mcp/mcp-client.js';
 
@@ -217,6 +218,27 @@ describe('registering an OpenAPI app', () => {
       body: { id: 'pets', name: 'Pets', server_url: 'http://127.0.0.1:9/mcp' },
     });
     expect([mcp.status, errorOf(mcp).code]).toEqual([409, 'conflict']);
+    // Nor when it passed that check before the OpenAPI app was registered (two registrations at
+    // once): its insert, under the same lock, finds the OpenAPI app and stores nothing.
+    const raced = await stack.db.sql.begin((tx) =>
+      insertMcpApp(
+        tx,
+        {
+          environmentId: stack.environmentId,
+          id: 'pets',
+          name: 'Pets',
+          serverUrl: 'http://127.0.0.1:9/mcp',
+          auth: 'none',
+          toolAllowlist: null,
+          gradeOverrides: {},
+          updatedBy: 'test',
+          protocolVersion: null,
+        },
+        [],
+        true,
+      ),
+    );
+    expect(raced).toBeNull();
     const listed = await stack.request(stack.key, 'GET', '/v1/openapi-apps');
     expect((listed.body.data as { app: string }[]).map((one) => one.app)).toEqual(['pets']);
   });
