@@ -17,7 +17,19 @@ import {
   type ProxyOperationRow,
 } from './proxy-standing.js';
 
-/** The app and its operations as the proxy matches them; null when it has no such app. */
+/**
+ * The operation rows of snapshots already read by this process, by `<environment>/<app>/<version>/
+ * <import time, to the microsecond>`: a snapshot's operations never change once kept, and an app
+ * registered again under its id has other import times. Small (name, method, path, grade per
+ * operation); bounded, the oldest read going first.
+ */
+const rowsRead = new Map<string, ProxyOperationRow[]>();
+const ROWS_KEPT = 64;
+
+/**
+ * The app and its operations as the proxy matches them; null when it has no such app. Each
+ * snapshot's operations are read from Postgres (out of its JSON) once per process.
+ */
 export async function findOpenApiProxyView(
   sql: Db,
   environmentId: string,
@@ -25,17 +37,46 @@ export async function findOpenApiProxyView(
 ): Promise<OpenApiProxyView | null> {
   const app = await findOpenApiApp(sql, environmentId, id);
   if (!app) return null;
-  const [latest]: [{ version: number | null }?] = await sql`
-    select max(version) as version from openapi_app_snapshots
-    where environment_id = ${environmentId} and app_id = ${id}`;
-  const latestVersion = latest?.version ?? null;
-  const versions = [app.acceptedVersion ?? -1, latestVersion ?? -1];
-  const operations = await sql<ProxyOperationRow[]>`
-    select s.version, o ->> 'name' as name, o ->> 'method' as method, o ->> 'path' as path,
-      o ->> 'grade' as grade
-    from openapi_app_snapshots s cross join lateral jsonb_array_elements(s.operations) o
+  const heads = await sql<{ version: number; fetchedKey: string }[]>`
+    select version, fetched_at::text as fetched_key from openapi_app_snapshots s
     where s.environment_id = ${environmentId} and s.app_id = ${id}
-      and s.version = any(${versions}::int[])`;
+      and (s.version = ${app.acceptedVersion ?? -1}
+        or s.version = (select max(version) from openapi_app_snapshots l
+                         where l.environment_id = ${environmentId} and l.app_id = ${id}))`;
+  const keyOf = (head: { version: number; fetchedKey: string }) =>
+    `${environmentId}/${id}/${String(head.version)}/${head.fetchedKey}`;
+  const missing = heads.filter((head) => !rowsRead.has(keyOf(head)));
+  if (missing.length > 0) {
+    const rows = await sql<(ProxyOperationRow & { fetchedKey: string })[]>`
+      select s.version, s.fetched_at::text as fetched_key, o ->> 'name' as name,
+        o ->> 'method' as method, o ->> 'path' as path, o ->> 'grade' as grade
+      from openapi_app_snapshots s cross join lateral jsonb_array_elements(s.operations) o
+      where s.environment_id = ${environmentId} and s.app_id = ${id}
+        and s.version = any(${missing.map((head) => head.version)}::int[])`;
+    for (const head of missing) {
+      rowsRead.set(
+        keyOf(head),
+        rows
+          .filter((row) => row.version === head.version)
+          .map(({ version, name, method, path, grade }) => ({
+            version,
+            name,
+            method,
+            path,
+            grade,
+          })),
+      );
+      if (rowsRead.size > ROWS_KEPT) {
+        const [oldest] = rowsRead.keys();
+        if (oldest !== undefined) rowsRead.delete(oldest);
+      }
+    }
+  }
+  const latestVersion = heads.reduce<number | null>(
+    (newest, head) => (newest !== null && newest >= head.version ? newest : head.version),
+    null,
+  );
+  const operations = heads.flatMap((head) => rowsRead.get(keyOf(head)) ?? []);
   return { app, acceptedVersion: app.acceptedVersion, latestVersion, operations };
 }
 
