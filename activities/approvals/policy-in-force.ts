@@ -6,6 +6,7 @@ import { conditionJudge } from '../policy/conditions.js';
 import { recordedContext, recordedSubject, type RecordedCall } from '../policy/recorded-calls.js';
 import type { Approval } from '../db/approvals.js';
 import { listPolicies } from '../db/policies.js';
+import { openApiProxyBounds } from '../openapi-registry/proxy-operations.js';
 
 /**
  * What the policy in force now would decide on the held call. An approval outlives
@@ -26,15 +27,34 @@ export type PresentedApproval = ApprovalView & { policy_in_force: PolicyInForce 
 
 type Subject = Pick<Approval, 'id' | 'agentId' | 'action' | 'scope' | 'userExternalId' | 'request'>;
 
+/** A held proxy call's method and path, as its approval shows them; null for an action. */
+function proxyRequestOf(approval: Subject): { method: string; path: string } | null {
+  const { method, path } = approval.request;
+  if (!approval.action.endsWith('.proxy')) return null;
+  return typeof method === 'string' && typeof path === 'string' ? { method, path } : null;
+}
+
 /**
- * The verdicts of an environment's policies as they are now, for any number of approvals of it:
- * one read of the policies, then a pure evaluation per approval.
+ * The verdicts of an environment's policies as they are now, for these approvals of it: one read
+ * of the policies (and of the OpenAPI apps their proxy calls go to, whose operations bound them as
+ * they bound the live call), then a pure evaluation per approval.
  */
 export async function policiesInForce(
   sql: Db,
   environmentId: string,
+  approvals: readonly Subject[],
 ): Promise<(approval: Subject) => PolicyInForce> {
-  const policies = await listPolicies(sql, environmentId);
+  const [policies, bounds] = await Promise.all([
+    listPolicies(sql, environmentId),
+    openApiProxyBounds(
+      sql,
+      environmentId,
+      approvals.flatMap((approval) => {
+        const request = proxyRequestOf(approval);
+        return request ? [{ id: approval.id, action: approval.action, ...request }] : [];
+      }),
+    ),
+  ]);
   return (approval) => {
     // Rule conditions are judged on the held call as the approval shows it, now: the
     // call is judged again when it runs, on itself; shown headers may be masked, so a condition
@@ -50,10 +70,11 @@ export async function policiesInForce(
       approvalId: approval.id,
       request: approval.request,
     };
+    const proxy = bounds.get(approval.id);
     const verdict = policyVerdict(
       policies,
       approval.agentId,
-      recordedSubject(held),
+      { ...recordedSubject(held), ...(proxy ? { proxy } : {}) },
       conditionJudge(recordedContext(held)),
     );
     return {
@@ -71,6 +92,6 @@ export async function withPolicyInForce(
   approval: Approval,
   view: ApprovalView,
 ): Promise<PresentedApproval> {
-  const inForce = await policiesInForce(sql, approval.environmentId);
+  const inForce = await policiesInForce(sql, approval.environmentId, [approval]);
   return { ...view, policy_in_force: inForce(approval) };
 }

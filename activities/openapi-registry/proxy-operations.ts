@@ -5,7 +5,8 @@
  * read for this), and the full standing of only the operations the request matches.
  */
 import type { Db } from '../../infra/database/client.js';
-import type { CallScope } from '../../workflows/catalog/index.js';
+import { findApp, type CallScope } from '../../workflows/catalog/index.js';
+import type { AppAction } from '../../workflows/policy.js';
 import { findOpenApiApp, findOpenApiOperationStanding } from '../db/openapi-apps.js';
 import { operationStanding, type CredentialUse } from './operation-standing.js';
 import { connectionOf, type OpenApiConnection, type SchemeSource } from './connection-scheme.js';
@@ -171,4 +172,39 @@ export async function findOpenApiProxyConnection(
     baseUrl: row.baseUrl,
     connection: connectionOf({ authScheme: row.authScheme }, source),
   };
+}
+
+/** A recorded or held proxy call, as far as its bounds need it. */
+export interface RecordedProxyCall {
+  id: string;
+  /** `<app>.proxy`. */
+  action: string;
+  method: string;
+  /** The canonical path below `/v1/proxy/{app}/`, as policy judged it. */
+  path: string;
+}
+
+/**
+ * The operations that bound each of these proxy calls to OpenAPI apps of the environment (the
+ * `proxy` of `PolicySubject`), by call id, as a live call's preparation finds them: for views of
+ * a call after the fact (the policy in force shown to approvers), which would otherwise judge it
+ * as a catalog app's proxy with no actions, looser than the call itself is. Each app read once.
+ */
+export async function openApiProxyBounds(
+  sql: Db,
+  environmentId: string,
+  calls: readonly RecordedProxyCall[],
+): Promise<Map<string, { actions: AppAction[]; matched: AppAction[] }>> {
+  const views = new Map<string, OpenApiProxyView | null>();
+  const bounds = new Map<string, { actions: AppAction[]; matched: AppAction[] }>();
+  for (const call of calls) {
+    const app = call.action.slice(0, Math.max(0, call.action.indexOf('.')));
+    if (findApp(app)) continue;
+    if (!views.has(app)) views.set(app, await findOpenApiProxyView(sql, environmentId, app));
+    const view = views.get(app);
+    if (!view) continue;
+    const { actions, matched } = proxyGrading(view, call.method, call.path);
+    bounds.set(call.id, { actions, matched });
+  }
+  return bounds;
 }

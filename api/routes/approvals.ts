@@ -363,7 +363,7 @@ export function approvalRoutes(deps: ApiDeps): Router {
         query.limit + 1,
       );
       const { items, cursor } = page(rows, query.limit);
-      const inForce = await policiesInForce(deps.sql, caller.environmentId);
+      const inForce = await policiesInForce(deps.sql, caller.environmentId, items);
       const data = items.map((approval) => ({
         ...presentApproval(approval),
         policy_in_force: inForce(approval),
@@ -436,7 +436,6 @@ export function approvalRoutes(deps: ApiDeps): Router {
         decision === 'approve' ? 'approve' : 'reject',
         grant,
       );
-      const inForce = await policiesInForce(deps.sql, callerOf(res).environmentId);
       const subject = {
         id: decided.id,
         agentId: decided.agent_id,
@@ -445,6 +444,7 @@ export function approvalRoutes(deps: ApiDeps): Router {
         userExternalId: decided.user,
         request: decided.request,
       };
+      const inForce = await policiesInForce(deps.sql, callerOf(res).environmentId, [subject]);
       res.json({
         data: { ...decided, policy_in_force: inForce(subject) },
       });

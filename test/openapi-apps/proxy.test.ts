@@ -235,6 +235,25 @@ describe('the proxy to an OpenAPI app', () => {
     expect(received.filter((one) => one.method === 'POST').length).toBe(before + 1);
   });
 
+  it('shows approvers the policy in force bounded by the operation, as the call itself is', async () => {
+    // Everything allowed but creating a pet: POST /pets through the proxy is create_pet, held.
+    await stack.setDefaults(ALLOW_ALL, {
+      rules: [{ action: 'pets.create_pet', decision: 'ask' }],
+    });
+    const held = await proxy('POST', 'pets', { body: JSON.stringify({ name: 'Tom' }) });
+    expect([held.status, errorOf(held).code]).toEqual([403, 'approval_required']);
+    const id = errorOf(held).approval?.id ?? '';
+    const shown = await stack.request(stack.approver, 'GET', `/v1/approvals/${id}`);
+    expect(shown.body).toMatchObject({ policy_in_force: { decision: 'ask' } });
+    const listed = await stack.request(stack.approver, 'GET', '/v1/approvals?status=pending');
+    const inList = (listed.body.data as { id: string; policy_in_force: unknown }[]).find(
+      (one) => one.id === id,
+    );
+    expect(inList?.policy_in_force).toMatchObject({ decision: 'ask' });
+    const rejected = await stack.request(stack.approver, 'POST', `/v1/approvals/${id}/reject`);
+    expect(rejected.status).toBe(200);
+  });
+
   it('denies what a rule denies the operation, in every spelling, unless a rule names the proxy', async () => {
     await stack.setDefaults(ALLOW_ALL, {
       rules: [{ action: 'pets.delete_pet', decision: 'deny' }],
