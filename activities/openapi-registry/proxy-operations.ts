@@ -139,8 +139,9 @@ export interface OpenApiProxyConnection {
 
 /**
  * The app's pinned base URL and how its users connect (connection-scheme.ts), reading of the
- * accepted snapshot only its schemes and each operation's security requirements; null when the
- * environment has no OpenAPI app `id`.
+ * accepted snapshot only its schemes and the ranking kept with them at import (a snapshot kept
+ * before the ranking was has each operation's security read instead); null when the environment
+ * has no OpenAPI app `id`.
  */
 export async function findOpenApiProxyConnection(
   sql: Db,
@@ -153,12 +154,15 @@ export async function findOpenApiProxyConnection(
       authScheme: string | null;
       acceptedVersion: number | null;
       auth: SchemeSource['import']['auth'] | null;
+      schemeUse: SchemeSource['import']['schemeUse'] | null;
       descriptors: SchemeSource['descriptors'] | null;
     }?,
   ] = await sql`
     select a.base_url, a.auth_scheme, a.accepted_version, s.import -> 'auth' as auth,
-      (select coalesce(jsonb_agg(jsonb_build_object('security', d -> 'security')), '[]'::jsonb)
-         from jsonb_array_elements(s.descriptors) d) as descriptors
+      s.import -> 'schemeUse' as scheme_use,
+      case when s.import ? 'schemeUse' then null else
+        (select coalesce(jsonb_agg(jsonb_build_object('security', d -> 'security')), '[]'::jsonb)
+           from jsonb_array_elements(s.descriptors) d) end as descriptors
     from openapi_apps a
     left join openapi_app_snapshots s
       on s.environment_id = a.environment_id and s.app_id = a.id and s.version = a.accepted_version
@@ -167,7 +171,10 @@ export async function findOpenApiProxyConnection(
   const source: SchemeSource | null =
     row.acceptedVersion === null
       ? null
-      : { descriptors: row.descriptors ?? [], import: { auth: row.auth ?? {} } };
+      : {
+          descriptors: row.descriptors ?? [],
+          import: { auth: row.auth ?? {}, ...(row.schemeUse ? { schemeUse: row.schemeUse } : {}) },
+        };
   return {
     baseUrl: row.baseUrl,
     connection: connectionOf({ authScheme: row.authScheme }, source),
