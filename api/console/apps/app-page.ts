@@ -4,6 +4,7 @@ import { html, type Html } from '../../connect/pages/html.js';
 import type { ResolvedBranding } from '../../connect/pages/theme.js';
 import type { McpAppView } from '../../presenters/mcp-apps.js';
 import { renderConsolePage, type Viewer } from '../pages/layout.js';
+import { renderAppSettings } from './app-settings.js';
 import { renderSnapshotAccept } from './snapshot-accept.js';
 import { renderToolReview } from './tool-review.js';
 import type { SnapshotReview } from './snapshot-review.js';
@@ -63,18 +64,11 @@ export function renderAppPage(page: AppPage): string {
               app.snapshot.checked_at && html`, last listed ${utcTime(app.snapshot.checked_at)}`
             }
           </dd>
-          <dt>Tool allow-list</dt>
-          <dd>${app.tool_allowlist === null ? 'every tool' : app.tool_allowlist.join(', ')}</dd>
-          <dt>Grade overrides</dt>
-          <dd>
-            ${
-              Object.keys(app.grade_overrides).length === 0
-                ? 'none'
-                : Object.entries(app.grade_overrides)
-                    .map(([tool, grade]) => `${tool} → ${grade}`)
-                    .join(', ')
-            }
-          </dd>
+          ${renderAppSettings({
+            noun: 'tool',
+            allowlist: app.tool_allowlist,
+            gradeOverrides: app.grade_overrides,
+          })}
         </dl>
       </div>
       ${review ? renderReview(page, review) : html`<p class="muted">Nothing waits for review: the server lists the accepted tools.</p>`}

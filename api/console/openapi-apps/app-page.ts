@@ -4,6 +4,7 @@ import { html, type Html } from '../../connect/pages/html.js';
 import type { ResolvedBranding } from '../../connect/pages/theme.js';
 import type { OpenApiAppView } from '../../presenters/openapi-apps.js';
 import { renderConsolePage, type Viewer } from '../pages/layout.js';
+import { renderAppSettings } from '../apps/app-settings.js';
 import { renderSnapshotAccept } from '../apps/snapshot-accept.js';
 import { renderOperationReview } from './operation-review.js';
 import type { OpenApiSnapshotReview } from './snapshot-review.js';
@@ -76,20 +77,11 @@ export function renderOpenApiAppPage(page: OpenApiAppPage): string {
               html`, imported ${utcTime(app.snapshot.latest_fetched_at)}`
             }
           </dd>
-          <dt>Operation allow-list</dt>
-          <dd>
-            ${app.operation_allowlist === null ? 'every operation' : app.operation_allowlist.join(', ')}
-          </dd>
-          <dt>Grade overrides</dt>
-          <dd>
-            ${
-              Object.keys(app.grade_overrides).length === 0
-                ? 'none'
-                : Object.entries(app.grade_overrides)
-                    .map(([name, grade]) => `${name} → ${grade}`)
-                    .join(', ')
-            }
-          </dd>
+          ${renderAppSettings({
+            noun: 'operation',
+            allowlist: app.operation_allowlist,
+            gradeOverrides: app.grade_overrides,
+          })}
         </dl>
       </div>
       ${
